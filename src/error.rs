@@ -1,0 +1,69 @@
+//! The crate's error type.
+
+use core::fmt;
+
+/// Everything that can go wrong when building a filter. Every fallible constructor returns
+/// this; nothing in the crate panics or aborts on bad parameters or a failed allocation.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The false-positive rate is not a number strictly between 0 and 1.
+    InvalidFpr(f64),
+    /// The false-positive rate is so small that no blocked filter with at most
+    /// [`MAX_HASHES`](crate::MAX_HASHES) hash functions and
+    /// [`MAX_BITS_PER_KEY`](crate::math::MAX_BITS_PER_KEY) bits per key reaches it.
+    UnreachableFpr(f64),
+    /// A capacity of zero keys was requested.
+    ZeroCapacity,
+    /// [`Builder::build`](crate::Builder::build) was called without
+    /// [`capacity`](crate::Builder::capacity).
+    MissingCapacity,
+    /// A number of hash functions outside `1..=MAX_HASHES`.
+    InvalidHashes(u32),
+    /// A filter of zero bits was requested.
+    InvalidBits(u64),
+    /// The requested filter does not fit this machine's address space.
+    TooLarge {
+        /// Bytes the filter would need.
+        bytes: u128,
+    },
+    /// The operating system refused the memory.
+    AllocationFailed {
+        /// Bytes that were requested.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidFpr(p) => write!(
+                f,
+                "false-positive rate must be strictly between 0 and 1, got {p}"
+            ),
+            Error::UnreachableFpr(p) => write!(
+                f,
+                "false-positive rate {p:e} is below what a blocked Bloom filter can be sized for"
+            ),
+            Error::ZeroCapacity => f.write_str("capacity must be at least 1 key"),
+            Error::MissingCapacity => {
+                f.write_str("no capacity given: call .capacity(n) before .build()")
+            }
+            Error::InvalidHashes(k) => write!(
+                f,
+                "number of hash functions must be in 1..={}, got {k}",
+                crate::MAX_HASHES
+            ),
+            Error::InvalidBits(b) => write!(f, "a filter needs at least 1 bit, got {b}"),
+            Error::TooLarge { bytes } => write!(
+                f,
+                "a filter of {bytes} bytes does not fit this machine's address space"
+            ),
+            Error::AllocationFailed { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the filter")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

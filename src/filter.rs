@@ -1,0 +1,564 @@
+//! [`BloomFilter`] and its [`Builder`].
+
+use core::fmt;
+use core::hash::Hash;
+
+use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES, WORDS};
+use crate::error::Error;
+use crate::hash::{block_index, block_mask, KeyHasher, MAX_HASHES};
+use crate::math;
+use crate::storage::{byte_size, Blocks};
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+
+/// Where a key lives in a filter: its block and the bits it sets there.
+///
+/// Two filters with the same seed and the same number of blocks give every key the same
+/// probe, which is what makes snapshots, unions and shared (e.g. Redis) filters possible.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+/// let f = BloomFilter::builder().capacity(1000).seed(7).build()?;
+/// let p = f.probe("https://example.com/");
+/// assert!(p.block() < f.num_blocks());
+/// let bits: u32 = p.mask().iter().map(|w| w.count_ones()).sum();
+/// assert!(bits >= 1 && bits <= f.num_hashes());
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Probe {
+    block: usize,
+    mask: [u64; WORDS],
+}
+
+impl Probe {
+    /// Index of the key's 512-bit block.
+    pub fn block(&self) -> usize {
+        self.block
+    }
+
+    /// The key's bits within its block, as eight little-endian-ordered 64-bit words: bit `b`
+    /// of the block is bit `b % 64` of word `b / 64`.
+    pub fn mask(&self) -> [u64; WORDS] {
+        self.mask
+    }
+}
+
+/// A lock-free, cache-line-blocked Bloom filter, shared by reference between threads.
+///
+/// Every key maps to one 512-bit, 64-byte-aligned block and sets `k` bits inside it, so each
+/// operation costs one cache miss whatever `k` is. All methods take `&self`: wrap the filter
+/// in an `Arc` or borrow it from scoped threads / rayon.
+///
+/// # Examples
+///
+/// ```
+/// use blockbloom::BloomFilter;
+///
+/// let seen = BloomFilter::with_capacity(1_000_000, 0.01)?;
+/// assert!(seen.insert_if_absent("https://example.com/"));   // new: crawl it
+/// assert!(!seen.insert_if_absent("https://example.com/"));  // seen before: skip
+/// assert!(seen.contains("https://example.com/"));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// With rayon, the crawler's "which of these links are new?":
+///
+/// ```
+/// use blockbloom::BloomFilter;
+/// use rayon::prelude::*;
+///
+/// let seen = BloomFilter::with_capacity(10_000, 0.001)?;
+/// let links = vec!["https://a.example/", "https://b.example/", "https://a.example/"];
+/// let new: Vec<&str> = links.par_iter().copied().filter(|u| seen.insert_if_absent(u)).collect();
+/// assert_eq!(new.len(), 2);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Guarantees
+///
+/// 1. **No false negatives.** Bits only ever go from 0 to 1. Once `insert` or
+///    `insert_if_absent` of a key has returned, every `contains` or `insert_if_absent` of that
+///    key that *happens after* it (program order, a join, a channel, a mutex, any
+///    release/acquire pair) reports it present.
+/// 2. **Sequential calls.** For one key, the first `insert_if_absent` returns `true` unless
+///    the key is a false positive (its bits were all set by other keys), and every later call
+///    returns `false`.
+/// 3. **At most one winner.** When several threads call `insert_if_absent` with the same new
+///    key at the same time, at most one of them gets `true` (exactly one if no other key sets
+///    one of its bits during the race). A crawler that fetches a URL only on `true` fetches
+///    it at most once. See [`insert_if_absent`](Self::insert_if_absent) for the protocol and
+///    the proof; the `loom-tests` crate model-checks it.
+/// 4. **Lock-free.** No mutex, spin or compare-exchange loop: `contains` is eight loads,
+///    `insert_if_absent` eight loads plus at most eight `fetch_or`s, and a key already present
+///    writes nothing (its cache line stays shared between cores).
+///
+/// The false-positive rate is the one asked for, computed with the blocked-filter formula
+/// ([`math::blocked_fpr`]), as long as at most [`capacity`](Self::capacity) distinct keys are
+/// inserted; past that it grows (see [`estimated_fpr`](Self::estimated_fpr)).
+pub struct BloomFilter {
+    blocks: Blocks,
+    nblocks: u64,
+    k: u32,
+    hasher: KeyHasher,
+    seed: u128,
+    capacity: u64,
+    target_fpr: f64,
+}
+
+/// Configures a [`BloomFilter`]; made by [`BloomFilter::builder`].
+///
+/// * [`capacity`](Self::capacity) (required): the number of distinct keys the filter is sized
+///   for.
+/// * [`fpr`](Self::fpr) (default 0.01): the false-positive rate wanted at capacity.
+/// * [`seed`](Self::seed) (default: random): the 128-bit hashing key. Filters that must agree
+///   bit for bit (tests, unions, shared filters) need the same seed.
+/// * [`bits`](Self::bits) / [`hashes`](Self::hashes): set the size (rounded up to whole
+///   512-bit blocks) and/or the number of hash functions yourself instead of deriving them
+///   from the rate. When either is given, [`BloomFilter::target_fpr`] reports the rate the
+///   blocked formula predicts at capacity.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+/// let f = BloomFilter::builder()
+///     .capacity(100_000)
+///     .fpr(0.001)
+///     .seed(0x5eed)
+///     .build()?;
+/// assert_eq!(f.capacity(), 100_000);
+/// assert!(f.num_bits() >= 100_000 * 14);
+///
+/// let g = BloomFilter::builder().capacity(1000).bits(1 << 16).hashes(5).build()?;
+/// assert_eq!((g.num_bits(), g.num_hashes()), (1 << 16, 5));
+/// assert!(BloomFilter::builder().fpr(0.01).build().is_err()); // no capacity
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct Builder {
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    seed: Option<u128>,
+    bits: Option<u64>,
+    hashes: Option<u32>,
+}
+
+impl Builder {
+    /// Number of distinct keys the filter is sized for.
+    pub fn capacity(mut self, capacity: u64) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// False-positive rate wanted at capacity, strictly between 0 and 1.
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = Some(fpr);
+        self
+    }
+
+    /// Fixes the 128-bit hashing key (default: drawn at random for each filter).
+    pub fn seed(mut self, seed: u128) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Sets the filter size in bits (rounded up to a multiple of 512) instead of deriving it.
+    pub fn bits(mut self, bits: u64) -> Self {
+        self.bits = Some(bits);
+        self
+    }
+
+    /// Sets the number of hash functions (bits per key, `1..=MAX_HASHES`).
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// Allocates the filter (zeroed lazily by the OS: O(1) whatever its size).
+    ///
+    /// # Errors
+    /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
+    /// [`Error::UnreachableFpr`], [`Error::InvalidHashes`], [`Error::InvalidBits`],
+    /// [`Error::TooLarge`] or [`Error::AllocationFailed`].
+    pub fn build(self) -> Result<BloomFilter, Error> {
+        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
+        if capacity == 0 {
+            return Err(Error::ZeroCapacity);
+        }
+        let fpr = self.fpr.unwrap_or(0.01);
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(Error::InvalidFpr(fpr));
+        }
+        if let Some(k) = self.hashes {
+            if k == 0 || k > MAX_HASHES {
+                return Err(Error::InvalidHashes(k));
+            }
+        }
+        let nblocks: u64 = match self.bits {
+            Some(0) => return Err(Error::InvalidBits(0)),
+            Some(bits) => bits.div_ceil(BLOCK_BITS),
+            None => {
+                let bits_per_key = match self.hashes {
+                    Some(k) => math::bits_per_key_for(fpr, k).ok_or(Error::UnreachableFpr(fpr))?,
+                    None => math::optimal_params(fpr)?.0,
+                };
+                let blocks = (bits_per_key * capacity as f64 / BLOCK_BITS as f64).ceil();
+                if blocks >= u64::MAX as f64 {
+                    return Err(Error::TooLarge {
+                        bytes: blocks as u128 * BLOCK_BYTES as u128,
+                    });
+                }
+                (blocks as u64).max(1)
+            }
+        };
+        let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
+            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+        })?;
+        byte_size(len)?;
+        let bits_per_key = (nblocks * BLOCK_BITS) as f64 / capacity as f64;
+        let k = match self.hashes {
+            Some(k) => k,
+            None if self.bits.is_some() => math::best_hashes(bits_per_key),
+            None => math::optimal_params(fpr)?.1,
+        };
+        let target_fpr = if self.bits.is_some() || self.hashes.is_some() {
+            math::blocked_fpr(bits_per_key, k)
+        } else {
+            fpr
+        };
+        let seed = self.seed.unwrap_or_else(random_seed);
+        Ok(BloomFilter {
+            blocks: Blocks::zeroed(len)?,
+            nblocks,
+            k,
+            hasher: KeyHasher::new(seed),
+            seed,
+            capacity,
+            target_fpr,
+        })
+    }
+}
+
+/// 128 random bits from std's per-process random hashing keys (seeded by the OS), mixed
+/// with a counter so that filters built in a row get different seeds.
+fn random_seed() -> u128 {
+    use std::collections::hash_map::RandomState;
+    use std::hash::BuildHasher;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let state = RandomState::new();
+    let lo = state.hash_one((n, 0u8));
+    let hi = state.hash_one((n, 1u8));
+    (hi as u128) << 64 | lo as u128
+}
+
+impl BloomFilter {
+    /// A filter for `capacity` distinct keys at false-positive rate `fpr`, with a random
+    /// hashing key.
+    ///
+    /// Sizing uses the blocked-filter formula ([`math::optimal_params`]): about 9.9 bits
+    /// (1.24 bytes) per key at 1%, 15.3 at 0.1%.
+    ///
+    /// # Errors
+    /// [`Error::ZeroCapacity`], [`Error::InvalidFpr`] (not in (0, 1), or NaN),
+    /// [`Error::TooLarge`] / [`Error::AllocationFailed`] when the memory cannot be had.
+    ///
+    /// # Examples
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1_000_000, 0.01)?;
+    /// assert!(f.memory_bytes() < 1_300_000);
+    /// assert!(BloomFilter::with_capacity(0, 0.01).is_err());
+    /// assert!(BloomFilter::with_capacity(1000, 1.5).is_err());
+    /// assert!(BloomFilter::with_capacity(1_000_000_000_000_000, 0.01).is_err()); // 1.2 PB
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder().capacity(capacity).fpr(fpr).build()
+    }
+
+    /// A [`Builder`] for full control (seed, size, number of hashes).
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Where `key` lives: its block and its bits there.
+    #[inline]
+    pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
+        let h = self.hasher.hash(key);
+        Probe {
+            block: block_index(h, self.nblocks),
+            mask: block_mask(h, self.k),
+        }
+    }
+
+    #[inline(always)]
+    fn block(&self, p: &Probe) -> &Block {
+        &self.blocks[p.block]
+    }
+
+    /// Whether `key` may have been inserted: `false` is certain, `true` is wrong with
+    /// probability about [`estimated_fpr`](Self::estimated_fpr).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&42u64);
+    /// assert!(f.contains(&42u64));
+    /// assert!(!f.contains(&43u64)); // (barring a 1% false positive; not with this seed)
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        let p = self.probe(key);
+        let b = self.block(&p);
+        let mut present = true;
+        for (word, m) in b.0.iter().zip(p.mask) {
+            // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
+            // coherence alone guarantees this load sees it (guarantee 1). Branch-free: the
+            // eight loads hit one cache line.
+            present &= word.load(Relaxed) & m == m;
+        }
+        present
+    }
+
+    /// Adds `key`. Sets only the bits that are missing; a key already present writes nothing.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert("a");
+    /// assert!(f.contains("a"));
+    /// assert!(!f.insert_if_absent("a"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
+        let p = self.probe(key);
+        let b = self.block(&p);
+        for (word, m) in b.0.iter().zip(p.mask) {
+            // Relaxed suffices: `insert` promises only guarantee 1, which the modification
+            // order of each word gives (a later reader that happens-after this call cannot
+            // read an older value of the word). Skipping present bits avoids dirtying the line.
+            let missing = m & !word.load(Relaxed);
+            if missing != 0 {
+                word.fetch_or(missing, Relaxed);
+            }
+        }
+    }
+
+    /// Inserts `key` and returns `true` if it was not present before: the crawler's "should I
+    /// fetch this URL?". `false` means seen before — or, with probability about
+    /// [`estimated_fpr`](Self::estimated_fpr), a false positive.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1000).fpr(0.001).seed(1).build()?;
+    /// let urls = ["https://a.example/", "https://b.example/", "https://a.example/"];
+    /// let fresh: Vec<_> = urls.iter().filter(|u| f.insert_if_absent(*u)).collect();
+    /// assert_eq!(fresh, [&"https://a.example/", &"https://b.example/"]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Protocol and proof of "at most one winner"
+    ///
+    /// 1. Load the block's eight words (Acquire) and compute `missing[w] = mask[w] & !word[w]`.
+    ///    If nothing is missing, return `false` without writing.
+    /// 2. Let `t` be the *highest-positioned* missing bit (highest word, then highest bit).
+    ///    `fetch_or` (AcqRel) the missing bits of each word that has some, in ascending word
+    ///    order, ending with `t`'s word.
+    /// 3. Return `true` iff that last `fetch_or` flipped `t` from 0 to 1.
+    ///
+    /// *Claim:* two calls with the same key cannot both return `true`.
+    /// Suppose A and B both do, having flipped their top bits `tA` and `tB`. Only one
+    /// `fetch_or` can flip a given bit, so `tA ≠ tB`; say `tA > tB`. Since `tB` is B's
+    /// highest missing bit, B's load of `tA`'s word saw `tA` set, i.e. read a value at or
+    /// after A's `fetch_or` in that word's modification order (A flipped it, so nothing set
+    /// it before). Now look at `tB`:
+    /// * if A's load saw `tB` set, it read from B's `fetch_or` of `tB`'s word or later (B
+    ///   flipped it); that release sequence synchronises with A's Acquire load;
+    /// * otherwise `tB` was in A's missing set, and since `tB < tA`, A `fetch_or`ed `tB`'s word
+    ///   before (or in the same operation as) `tA`'s, without flipping `tB` — so after B's
+    ///   `fetch_or`, which synchronises with A's (AcqRel) `fetch_or`.
+    ///
+    /// Either way B's load of `tA`'s word (sequenced before B's `fetch_or`s)
+    /// happens-before A's `fetch_or` of `tA`, so by read-write coherence it cannot read A's
+    /// value or any later one — contradicting that it saw `tA` set. (In the same-word case,
+    /// B's own `fetch_or` of that word follows its load and precedes A's, with the same
+    /// conclusion.) ∎ Relaxed orderings would break the synchronisation steps; on x86 the
+    /// Acquire/AcqRel orderings cost nothing (locked instructions are full barriers).
+    ///
+    /// The rule "true if any `fetch_or` changed a bit" fails this: two threads can each flip a
+    /// different word first. The price of the highest-bit rule: if *another* key sets `t` during
+    /// the race, nobody wins — exactly an ordinary false positive.
+    #[inline]
+    pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        let p = self.probe(key);
+        let b = self.block(&p);
+        let mut missing = [0u64; WORDS];
+        let mut nonzero = 0u32; // bit w set <=> word w has missing bits
+        for (w, (word, m)) in b.0.iter().zip(p.mask).enumerate() {
+            // Acquire: pairs with the AcqRel fetch_or of whoever set a bit we see, so that
+            // everything that thread did before (its lower-word fetch_ors) is visible to us:
+            // the synchronisation step of the proof above.
+            missing[w] = m & !word.load(Acquire);
+            nonzero |= ((missing[w] != 0) as u32) << w;
+        }
+        if nonzero == 0 {
+            return false; // every bit present: no write, the cache line stays clean
+        }
+        let top = (31 - nonzero.leading_zeros()) as usize;
+        for w in 0..top {
+            if missing[w] != 0 {
+                // AcqRel: Release publishes our earlier writes to whoever later reads this
+                // word; Acquire orders us after whoever set bits here before us.
+                b.0[w].fetch_or(missing[w], AcqRel);
+            }
+        }
+        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
+        // AcqRel, for the same reasons; this is the deciding operation.
+        let before = b.0[top].fetch_or(missing[top], AcqRel);
+        before & top_bit == 0
+    }
+
+    /// Total bits (a multiple of 512).
+    pub fn num_bits(&self) -> u64 {
+        self.nblocks * BLOCK_BITS
+    }
+
+    /// Number of 512-bit blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Bits set per key (the number of hash functions), all within one block.
+    pub fn num_hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// Bytes of memory the filter occupies (its bit array and this handle).
+    pub fn memory_bytes(&self) -> usize {
+        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+    }
+
+    /// The number of distinct keys the filter was sized for.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The false-positive rate the filter was sized for, at [`capacity`](Self::capacity)
+    /// keys (with explicit `bits`/`hashes`: the rate the blocked formula predicts there).
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+
+    /// The 128-bit hashing key. Keep it private if inputs may be adversarial: with it, one
+    /// can craft keys that look already inserted.
+    pub fn seed(&self) -> u128 {
+        self.seed
+    }
+
+    fn block_fills(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks
+            .iter()
+            .map(|b| b.0.iter().map(|w| w.load(Relaxed).count_ones()).sum())
+    }
+
+    /// Number of bits set (reads the whole filter: O(size)).
+    pub fn count_ones(&self) -> u64 {
+        self.block_fills().map(u64::from).sum()
+    }
+
+    /// Estimated number of distinct keys inserted, from the fill (reads the whole filter).
+    ///
+    /// Inverts the expected fill of blocks with Poisson-distributed loads:
+    /// `fill = 1 − exp(−λ·(1 − (1 − 1/512)^k))`, `n = λ · blocks`. Saturates at `u64::MAX`
+    /// when every bit is set.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100_000, 0.01)?;
+    /// for i in 0..50_000u64 { f.insert(&i); }
+    /// let n = f.estimated_len() as f64;
+    /// assert!((n - 50_000.0).abs() < 1_000.0, "{n}");
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_len(&self) -> u64 {
+        let fill = self.count_ones() as f64 / self.num_bits() as f64;
+        let per_key = -(self.k as f64 * (1.0 - 1.0 / BLOCK_BITS as f64).ln()).exp_m1();
+        let lambda = -(-fill).ln_1p() / per_key;
+        (lambda * self.nblocks as f64).round() as u64 // `as` saturates (inf -> u64::MAX)
+    }
+
+    /// The false-positive rate at the current fill (reads the whole filter): the mean over
+    /// blocks of `(bits set / 512)^k`, the chance that a key never inserted finds all of its
+    /// `k` bits set in its block.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100_000, 0.01)?;
+    /// assert_eq!(f.estimated_fpr(), 0.0);
+    /// for i in 0..100_000u64 { f.insert(&i); }
+    /// assert!((0.006..0.014).contains(&f.estimated_fpr()));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_fpr(&self) -> f64 {
+        let k = self.k as i32;
+        let sum: f64 = self
+            .block_fills()
+            .map(|ones| (ones as f64 / BLOCK_BITS as f64).powi(k))
+            .sum();
+        sum / self.nblocks as f64
+    }
+}
+
+impl fmt::Debug for BloomFilter {
+    /// Parameters only: neither the bits nor the (secret) seed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("num_bits", &self.num_bits())
+            .field("num_hashes", &self.k)
+            .field("capacity", &self.capacity)
+            .field("target_fpr", &self.target_fpr)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(blockbloom_loom)))]
+mod tests {
+    use super::*;
+
+    fn is_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn send_sync() {
+        is_send_sync::<BloomFilter>();
+    }
+
+    #[test]
+    fn sizing_follows_the_blocked_formula() {
+        let f = BloomFilter::with_capacity(1_000_000, 0.01).unwrap();
+        let c = f.num_bits() as f64 / 1e6;
+        assert!(math::blocked_fpr(c, f.num_hashes()) <= 0.01);
+        // and not wastefully: one block fewer would miss the target or nearly so
+        assert!(c < 10.2, "{c}");
+        assert_eq!(f.num_bits() % 512, 0);
+    }
+
+    #[test]
+    fn random_seeds_differ() {
+        let a = BloomFilter::with_capacity(10, 0.1).unwrap();
+        let b = BloomFilter::with_capacity(10, 0.1).unwrap();
+        assert_ne!(a.seed(), b.seed());
+    }
+
+    #[test]
+    fn debug_hides_seed() {
+        let f = BloomFilter::builder()
+            .capacity(10)
+            .seed(0xDEAD_BEEF)
+            .build()
+            .unwrap();
+        let s = format!("{f:?}");
+        assert!(s.contains("num_bits") && !s.contains("seed"), "{s}");
+    }
+}

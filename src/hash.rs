@@ -1,0 +1,260 @@
+//! Keyed, portable hashing of keys to 64 bits, and of 64-bit hashes to block probes.
+//!
+//! # The algorithm (hash id [`HASH_ALGORITHM_ID`] = 1)
+//!
+//! A filter's 128-bit seed `(k0, k1)` (low, high halves) is expanded into a 192-byte XXH3
+//! secret: word `i` (little-endian) is `fmix64(k0 + (i+1)·φ) ^ rotl(fmix64(k1 ^ (i+1)·ψ), 32)`.
+//! A key is hashed by feeding its [`Hash`] implementation into a [`Hasher`] whose state `acc`
+//! starts at `k1` and absorbs each call as
+//!
+//! * `write(bytes)`: `acc = fmix64(rotl(acc, 29) ^ XXH3_64_with_secret(bytes))`
+//! * `write_u8/16/32/64/usize(x)`: `acc = fmix64(rotl(acc, 29) ^ (x as u64))`
+//!   (`u128`: low half, then high half)
+//!
+//! and `finish()` returns `acc`. Integers are absorbed by value, never by their in-memory
+//! bytes, so the result is the same on every endianness and pointer width; XXH3 has a fixed
+//! specification, so it is the same with or without SIMD and on every `-C target-cpu`.
+//! (`ahash`, by contrast, changes its output when AES instructions are enabled.)
+//!
+//! A `str` key thus costs one XXH3 pass over its bytes plus two cheap mixes (for the `0xff`
+//! terminator `str`'s `Hash` writes), with no copying; `&str`, `String`, `Box<str>` and
+//! `Cow<str>` of the same text give the same hash, and so do `[u8]` and `Vec<u8>`.
+//!
+//! # From hash to probe
+//!
+//! Block index: `(h · nblocks) >> 64` (multiply-shift: any block count, no division).
+//! Bit `i` of the key within its 512-bit block: the top 9 bits of `h · SALT[i]` for fixed odd
+//! constants `SALT[i]`.
+
+use core::hash::{Hash, Hasher};
+use xxhash_rust::xxh3::xxh3_64_with_secret;
+
+/// Identifies the hashing scheme above. Stored in snapshots and shared-filter metadata:
+/// a filter's bits are only meaningful to code that hashes exactly the same way.
+pub const HASH_ALGORITHM_ID: u32 = 1;
+
+const SECRET_BYTES: usize = 192;
+const PHI: u64 = 0x9E37_79B9_7F4A_7C15;
+const PSI: u64 = 0xD1B5_4A32_D192_ED03;
+
+/// MurmurHash3's 64-bit finaliser: a bijection with full avalanche.
+#[inline(always)]
+pub(crate) const fn fmix64(mut z: u64) -> u64 {
+    z ^= z >> 33;
+    z = z.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    z ^= z >> 33;
+    z = z.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    z ^ (z >> 33)
+}
+
+/// The per-filter hashing key: the expanded secret and the state's starting value.
+#[derive(Clone)]
+pub(crate) struct KeyHasher {
+    secret: [u8; SECRET_BYTES],
+    init: u64,
+}
+
+impl KeyHasher {
+    pub(crate) fn new(seed: u128) -> Self {
+        let k0 = seed as u64;
+        let k1 = (seed >> 64) as u64;
+        let mut secret = [0u8; SECRET_BYTES];
+        for (i, chunk) in secret.chunks_exact_mut(8).enumerate() {
+            let n = i as u64 + 1;
+            let w = fmix64(k0.wrapping_add(n.wrapping_mul(PHI)))
+                ^ fmix64(k1 ^ n.wrapping_mul(PSI)).rotate_left(32);
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        KeyHasher { secret, init: k1 }
+    }
+
+    /// The 64-bit hash of `key`.
+    #[inline]
+    pub(crate) fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        let mut state = State {
+            secret: &self.secret,
+            acc: self.init,
+        };
+        key.hash(&mut state);
+        state.acc
+    }
+}
+
+struct State<'a> {
+    secret: &'a [u8; SECRET_BYTES],
+    acc: u64,
+}
+
+impl State<'_> {
+    #[inline(always)]
+    fn absorb(&mut self, x: u64) {
+        self.acc = fmix64(self.acc.rotate_left(29) ^ x);
+    }
+}
+
+impl Hasher for State<'_> {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.acc
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let h = xxh3_64_with_secret(bytes, self.secret);
+        self.absorb(h);
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.absorb(i as u64);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.absorb(i as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.absorb(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.absorb(i);
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.absorb(i as u64);
+        self.absorb((i >> 64) as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.absorb(i as u64);
+    }
+}
+
+/// Largest number of hash functions (bits set per key) a filter may use.
+pub const MAX_HASHES: u32 = 32;
+
+const fn make_salts() -> [u64; MAX_HASHES as usize] {
+    let mut out = [0u64; MAX_HASHES as usize];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = fmix64(0xB10C_B100_u64.wrapping_add((i as u64 + 1).wrapping_mul(PHI))) | 1;
+        i += 1;
+    }
+    out
+}
+
+/// Odd multipliers that turn one 64-bit hash into up to [`MAX_HASHES`] bit positions.
+pub(crate) const SALTS: [u64; MAX_HASHES as usize] = make_salts();
+
+/// Block index of hash `h` among `nblocks` blocks (multiply-shift).
+#[inline(always)]
+pub(crate) fn block_index(h: u64, nblocks: u64) -> usize {
+    ((h as u128 * nblocks as u128) >> 64) as usize
+}
+
+/// The eight words of the block mask of hash `h` with `k` bits.
+#[inline(always)]
+pub(crate) fn block_mask(h: u64, k: u32) -> [u64; 8] {
+    let mut mask = [0u64; 8];
+    for salt in &SALTS[..k as usize] {
+        let bit = h.wrapping_mul(*salt) >> 55; // 0..512
+        mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+    }
+    mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Golden vectors: these values are part of the on-disk and shared-filter format. If this
+    /// test fails, the hash changed and every existing snapshot would give false negatives:
+    /// do not update the numbers, bump HASH_ALGORITHM_ID and keep the old scheme loadable.
+    #[test]
+    fn golden_vectors() {
+        let h0 = KeyHasher::new(0);
+        let h1 = KeyHasher::new(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210);
+        let got = [
+            h0.hash("https://example.com/"),
+            h0.hash(""),
+            h0.hash(&b"\x00\xff binary"[..]),
+            h0.hash(&42u64),
+            h1.hash("https://example.com/"),
+            h1.hash(&"x".repeat(1000)),
+            h1.hash(&(7u32, "tuple", -3i64)),
+        ];
+        let expected: [u64; 7] = GOLDEN;
+        assert_eq!(got, expected, "hash output changed: {got:#018x?}");
+        assert_eq!(SALTS[0], SALT0);
+        assert_eq!(block_mask(h1.hash("https://example.com/"), 7), MASK);
+    }
+
+    const GOLDEN: [u64; 7] = [
+        0x4a50_a842_cba5_1984,
+        0xa4ed_8ce6_d5de_fd2c,
+        0x21d7_07eb_0888_41f3,
+        0x8108_7960_8e42_59cc,
+        0xfec5_9387_03c3_856b,
+        0x5306_e0d3_867b_a32b,
+        0xbd79_6135_af64_e5d6,
+    ];
+    const SALT0: u64 = 0xa88a_e7ba_885c_a9dd;
+    const MASK: [u64; 8] = [
+        0,
+        0,
+        0x0000_0800_0000_0000,
+        0x0000_0000_0020_0000,
+        0x0000_8000_0000_0020,
+        0x0000_0000_0120_0000,
+        0,
+        0,
+    ];
+
+    #[test]
+    fn equal_text_equal_hash_across_types() {
+        let h = KeyHasher::new(99);
+        let s = "https://docs.python.org/3/library/index.html";
+        assert_eq!(h.hash(s), h.hash(&s.to_string()));
+        assert_eq!(h.hash(s), h.hash(&Box::<str>::from(s)));
+        assert_eq!(h.hash(s), h.hash(&std::borrow::Cow::Borrowed(s)));
+        assert_eq!(h.hash(s.as_bytes()), h.hash(&s.as_bytes().to_vec()));
+    }
+
+    #[test]
+    fn seed_changes_everything() {
+        let a = KeyHasher::new(1);
+        let b = KeyHasher::new(1 << 64); // differs only in the high half
+        let c = KeyHasher::new(2);
+        for key in ["a", "b", "https://example.com/"] {
+            assert_ne!(a.hash(key), b.hash(key));
+            assert_ne!(a.hash(key), c.hash(key));
+        }
+        assert_ne!(a.hash(&1u64), b.hash(&1u64));
+    }
+
+    #[test]
+    fn masks_have_between_1_and_k_bits() {
+        let h = KeyHasher::new(5);
+        for i in 0..10_000u64 {
+            for k in [1, 7, MAX_HASHES] {
+                let bits: u32 = block_mask(h.hash(&i), k).iter().map(|w| w.count_ones()).sum();
+                assert!(bits >= 1 && bits <= k);
+            }
+        }
+    }
+
+    #[test]
+    fn block_index_is_in_range_and_uniform() {
+        let h = KeyHasher::new(11);
+        let n = 7u64; // not a power of two
+        let mut counts = [0u32; 7];
+        for i in 0..70_000u64 {
+            let b = block_index(h.hash(&i), n);
+            counts[b] += 1;
+        }
+        for c in counts {
+            assert!((9_500..10_500).contains(&c), "{counts:?}");
+        }
+        assert_eq!(block_index(u64::MAX, 1), 0);
+        assert_eq!(block_index(u64::MAX, u64::MAX), (u64::MAX - 1) as usize);
+    }
+}

@@ -1,0 +1,189 @@
+//! The filter's memory: a zeroed, 64-byte-aligned array of [`Block`]s.
+//!
+//! This file is the only place in the crate with `unsafe` code.
+//!
+//! Why not `Box<[Block]>` from `std::alloc::alloc_zeroed`? For alignments above 16 bytes,
+//! std's Unix system allocator implements `alloc_zeroed` as `alloc` followed by a `memset`
+//! of the whole size, which touches every page: building a 10 GiB filter would take seconds
+//! and commit 10 GiB at once. An anonymous `mmap` returns page-aligned memory that the kernel
+//! zero-fills lazily on first touch, so construction is O(1) in time and resident memory.
+//! Small filters (< [`MMAP_THRESHOLD`]) still use the global allocator, so custom allocators
+//! and memory profilers see them.
+#![allow(unsafe_code)] // the crate's one allocation helper; every block has a SAFETY note
+
+use crate::block::{Block, BLOCK_BYTES};
+use crate::error::Error;
+use core::ops::Deref;
+
+/// Filters at least this large are mapped directly from the OS (Unix only).
+#[cfg_attr(any(blockbloom_loom, not(unix)), allow(dead_code))]
+pub(crate) const MMAP_THRESHOLD: usize = 1 << 20;
+
+/// Byte size of `len` blocks, or [`Error::TooLarge`] if it does not fit the address space.
+pub(crate) fn byte_size(len: usize) -> Result<usize, Error> {
+    len.checked_mul(BLOCK_BYTES)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or(Error::TooLarge {
+            bytes: len as u128 * BLOCK_BYTES as u128,
+        })
+}
+
+/// Owner of `len` zeroed blocks.
+#[cfg(not(blockbloom_loom))]
+pub(crate) struct Blocks {
+    ptr: core::ptr::NonNull<Block>,
+    len: usize,
+    mapped: bool,
+}
+
+#[cfg(not(blockbloom_loom))]
+impl Blocks {
+    /// Allocates `len >= 1` zeroed blocks, returning an error (never aborting) when the memory
+    /// cannot be had.
+    pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
+        assert!(len > 0, "a filter has at least one block");
+        let bytes = byte_size(len)?;
+        #[cfg(unix)]
+        if bytes >= MMAP_THRESHOLD {
+            // SAFETY: an anonymous private mapping with no address hint has no preconditions;
+            // the result is checked for MAP_FAILED before use.
+            let p = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    bytes,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(Error::AllocationFailed { bytes });
+            }
+            let ptr = core::ptr::NonNull::new(p.cast::<Block>())
+                .ok_or(Error::AllocationFailed { bytes })?;
+            return Ok(Blocks {
+                ptr,
+                len,
+                mapped: true,
+            });
+        }
+        let layout = core::alloc::Layout::array::<Block>(len)
+            .map_err(|_| Error::TooLarge { bytes: bytes as u128 })?;
+        // SAFETY: `layout` has non-zero size (len >= 1, blocks are 64 bytes).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr =
+            core::ptr::NonNull::new(p.cast::<Block>()).ok_or(Error::AllocationFailed { bytes })?;
+        Ok(Blocks {
+            ptr,
+            len,
+            mapped: false,
+        })
+    }
+}
+
+#[cfg(not(blockbloom_loom))]
+impl Deref for Blocks {
+    type Target = [Block];
+    #[inline]
+    fn deref(&self) -> &[Block] {
+        // SAFETY: `ptr` points to `len` blocks that we own for `self`'s lifetime, 64-byte
+        // aligned (mmap gives page alignment, the allocator honours the layout), and zeroed.
+        // All-zero bytes are a valid `Block` (eight `AtomicU64` of value 0). Blocks are only
+        // ever mutated through their atomics, so shared references are sound.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+#[cfg(not(blockbloom_loom))]
+impl Drop for Blocks {
+    fn drop(&mut self) {
+        let bytes = self.len * BLOCK_BYTES; // computed without overflow in `zeroed`
+        #[cfg(unix)]
+        if self.mapped {
+            // SAFETY: the range is exactly the mapping made in `zeroed`, unmapped once, and no
+            // reference into it outlives `self`.
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), bytes) };
+            return;
+        }
+        debug_assert!(!self.mapped);
+        let _ = bytes;
+        let layout = core::alloc::Layout::array::<Block>(self.len).expect("checked in zeroed");
+        // SAFETY: allocated in `zeroed` by the global allocator with this same layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
+    }
+}
+
+// SAFETY: `Blocks` owns its memory exclusively (like `Box<[Block]>`), and `Block` holds only
+// atomics, which are `Send + Sync`.
+#[cfg(not(blockbloom_loom))]
+unsafe impl Send for Blocks {}
+// SAFETY: as above: shared access only goes through atomic operations.
+#[cfg(not(blockbloom_loom))]
+unsafe impl Sync for Blocks {}
+
+/// Under loom the blocks are built value by value: loom's atomics carry model state and
+/// cannot live in zeroed memory.
+#[cfg(blockbloom_loom)]
+pub(crate) struct Blocks(Box<[Block]>);
+
+#[cfg(blockbloom_loom)]
+impl Blocks {
+    pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
+        byte_size(len)?;
+        Ok(Blocks((0..len).map(|_| Block::new()).collect()))
+    }
+}
+
+#[cfg(blockbloom_loom)]
+impl Deref for Blocks {
+    type Target = [Block];
+    fn deref(&self) -> &[Block] {
+        &self.0
+    }
+}
+
+#[cfg(all(test, not(blockbloom_loom)))]
+mod tests {
+    use super::*;
+    use crate::sync::Ordering;
+
+    fn check(len: usize) {
+        let b = Blocks::zeroed(len).unwrap();
+        assert_eq!(b.len(), len);
+        assert_eq!(b.as_ptr() as usize % 64, 0, "blocks are cache-line aligned");
+        for (i, blk) in b.iter().enumerate() {
+            for w in &blk.0 {
+                assert_eq!(w.load(Ordering::Relaxed), 0);
+                w.fetch_or(i as u64 | 1, Ordering::Relaxed);
+            }
+        }
+        assert_eq!(b[len - 1].0[7].load(Ordering::Relaxed), (len as u64 - 1) | 1);
+    }
+
+    #[test]
+    fn small_heap_allocation_is_zeroed_and_aligned() {
+        check(1);
+        check(3);
+        check(MMAP_THRESHOLD / BLOCK_BYTES - 1);
+    }
+
+    #[test]
+    fn mapped_allocation_is_zeroed_and_aligned() {
+        check(MMAP_THRESHOLD / BLOCK_BYTES);
+        check(MMAP_THRESHOLD / BLOCK_BYTES * 3 + 5);
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors() {
+        assert!(matches!(
+            Blocks::zeroed(usize::MAX / 8),
+            Err(Error::TooLarge { .. })
+        ));
+        // 2^50 bytes (1 PiB) exceeds any user address space: the OS refuses it.
+        assert!(matches!(
+            Blocks::zeroed(1 << 44),
+            Err(Error::AllocationFailed { .. })
+        ));
+    }
+}

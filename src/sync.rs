@@ -1,0 +1,15 @@
+//! The one place that names atomics.
+//!
+//! Built normally, these are `core`'s atomics. Built with `RUSTFLAGS="--cfg blockbloom_loom"`
+//! they are [loom](https://docs.rs/loom)'s, so the very same filter code is model-checked by
+//! the `loom-tests` crate. We gate on a cfg of our own rather than a Cargo feature (features
+//! unify across a workspace, so a loom feature would leak into ordinary builds) and rather than
+//! `crossbeam_loom` (which crates in rayon's dependency tree react to).
+//!
+//! Rule: no other module imports `core::sync::atomic` or `std::sync::atomic` directly.
+
+#[cfg(blockbloom_loom)]
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(not(blockbloom_loom))]
+pub(crate) use core::sync::atomic::{AtomicU64, Ordering};

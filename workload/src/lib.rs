@@ -1,0 +1,164 @@
+//! Deterministic synthetic workloads for blockbloom's tests, examples and benchmarks.
+//!
+//! Everything here is a pure function of its seed, so a failing test or a benchmark
+//! figure can be reproduced exactly on any machine.
+//!
+//! * [`SplitMix64`]: a tiny, fast, well-mixed PRNG (Steele, Lea, Flood 2014).
+//! * [`url`] / [`write_url`]: the `i`-th synthetic crawler URL, ~70 bytes, distinct for
+//!   distinct `i` (the id is embedded in the path).
+//! * [`dup_stream`]: a crawl-order stream of ids in which a chosen fraction are repeats.
+
+use std::fmt::Write as _;
+
+/// SplitMix64 pseudo-random generator. Not cryptographic; deterministic and portable.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator started from `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform value in `0..n` (multiply-shift; `n` must be non-zero).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A uniform value in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Fisher–Yates shuffle.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+const HOSTS: &[&str] = &[
+    "www.example.com",
+    "news.example.org",
+    "docs.python.org",
+    "en.wikipedia.org",
+    "blog.rust-lang.org",
+    "shop.example.net",
+    "forum.example.io",
+    "static.cdn-example.com",
+    "www.university.edu",
+    "api.service.dev",
+    "people.example.co.uk",
+    "archive.example.org",
+];
+
+const WORDS: &[&str] = &[
+    "library", "reference", "tutorial", "article", "products", "category", "archive",
+    "search", "users", "profile", "release", "notes", "install", "guide", "index",
+    "topics", "threads", "images", "download", "about", "contact", "events", "blog",
+    "press", "careers", "help", "faq", "policy", "terms", "sitemap", "latest", "tags",
+];
+
+const EXTS: &[&str] = &[".html", ".htm", "", "/", ".php", ".aspx"];
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Appends the `i`-th synthetic URL to `out` (about 70 bytes on average).
+///
+/// Distinct `i` give distinct URLs: `i` itself is written, in hex, right after the last
+/// `-` of the path.
+pub fn write_url(i: u64, out: &mut String) {
+    let h = mix(i ^ 0x5EED_0F_0071);
+    let host = HOSTS[(h % HOSTS.len() as u64) as usize];
+    let w1 = WORDS[((h >> 8) % WORDS.len() as u64) as usize];
+    let w2 = WORDS[((h >> 16) % WORDS.len() as u64) as usize];
+    let w3 = WORDS[((h >> 24) % WORDS.len() as u64) as usize];
+    let ext = EXTS[((h >> 32) % EXTS.len() as u64) as usize];
+    let scheme = if (h >> 40) & 7 == 0 { "http" } else { "https" };
+    let _ = write!(out, "{scheme}://{host}/{w1}/{w2}/{w3}-{i:x}{ext}");
+    if (h >> 44) & 3 == 0 {
+        let _ = write!(out, "?page={}&ref={w1}", (h >> 48) % 97);
+    }
+}
+
+/// The `i`-th synthetic URL (see [`write_url`]).
+pub fn url(i: u64) -> String {
+    let mut s = String::with_capacity(96);
+    write_url(i, &mut s);
+    s
+}
+
+/// `n` consecutive URLs starting at id `start`.
+pub fn urls(start: u64, n: usize) -> Vec<String> {
+    (start..start + n as u64).map(url).collect()
+}
+
+/// A crawl-order stream of `len` ids in which about `dup_fraction` of the entries repeat an
+/// earlier id (chosen uniformly among those already emitted) and the rest are new ids
+/// `0, 1, 2, …` in order. Returns the stream and the number of distinct ids in it.
+pub fn dup_stream(len: usize, dup_fraction: f64, seed: u64) -> (Vec<u64>, u64) {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Vec::with_capacity(len);
+    let mut next = 0u64;
+    for _ in 0..len {
+        if next > 0 && rng.next_f64() < dup_fraction {
+            out.push(rng.below(next));
+        } else {
+            out.push(next);
+            next += 1;
+        }
+    }
+    (out, next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn urls_are_distinct_and_about_70_bytes() {
+        let v = urls(0, 100_000);
+        let set: HashSet<&String> = v.iter().collect();
+        assert_eq!(set.len(), v.len());
+        let mean = v.iter().map(|s| s.len()).sum::<usize>() as f64 / v.len() as f64;
+        assert!((55.0..85.0).contains(&mean), "mean URL length {mean}");
+    }
+
+    #[test]
+    fn dup_stream_has_requested_duplicate_share() {
+        let (s, distinct) = dup_stream(200_000, 0.5, 7);
+        let set: HashSet<u64> = s.iter().copied().collect();
+        assert_eq!(set.len() as u64, distinct);
+        let dup = 1.0 - distinct as f64 / s.len() as f64;
+        assert!((dup - 0.5).abs() < 0.01, "duplicate share {dup}");
+    }
+
+    #[test]
+    fn deterministic() {
+        assert_eq!(url(12345), url(12345));
+        assert_eq!(dup_stream(1000, 0.3, 1), dup_stream(1000, 0.3, 1));
+        let mut a = SplitMix64::new(3);
+        let mut v: Vec<u32> = (0..100).collect();
+        a.shuffle(&mut v);
+        let mut sorted = v.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+        assert_ne!(v, sorted);
+    }
+}
