@@ -45,7 +45,10 @@ fn main() {
         frontier.truncate(room);
         fetched.extend_from_slice(&frontier);
         // Fetch every page of the frontier (here: compute its links) and keep the new links.
-        let links: Vec<u64> = frontier.par_iter().flat_map_iter(|&p| links_of(p)).collect();
+        let links: Vec<u64> = frontier
+            .par_iter()
+            .flat_map_iter(|&p| links_of(p))
+            .collect();
         discovered += links.len() as u64;
         let next: Vec<u64> = links
             .par_iter()

@@ -12,32 +12,13 @@
 //! measured by a counting allocator, not estimated.
 
 use blockbloom::BloomFilter;
-use blockbloom_workload::{dup_stream, url};
+use blockbloom_workload::{dup_stream, url, CountingAlloc};
 use rayon::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: delegates every call to `System` unchanged; only counts bytes on the side.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size(), Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc;
 
 fn main() {
     let mut links_n: usize = 2_000_000;
@@ -46,7 +27,10 @@ fn main() {
     let mut file: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut val = || args.next().unwrap_or_else(|| usage(&format!("{a} needs a value")));
+        let mut val = || {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{a} needs a value")))
+        };
         match a.as_str() {
             "--links" => links_n = val().parse().unwrap_or_else(|_| usage("bad --links")),
             "--dup" => dup = val().parse().unwrap_or_else(|_| usage("bad --dup")),
@@ -67,7 +51,11 @@ fn main() {
             .lines()
             .map(str::to_owned)
             .collect(),
-        None => dup_stream(links_n, dup, 42).0.into_iter().map(url).collect(),
+        None => dup_stream(links_n, dup, 42)
+            .0
+            .into_iter()
+            .map(url)
+            .collect(),
     };
     let mean_len = links.iter().map(String::len).sum::<usize>() as f64 / links.len().max(1) as f64;
     println!(
@@ -79,7 +67,7 @@ fn main() {
     );
 
     // Exact answer, and what it costs.
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = CountingAlloc::live_bytes();
     let t = Instant::now();
     let mut exact: HashSet<String> = HashSet::new();
     for l in &links {
@@ -88,7 +76,7 @@ fn main() {
         }
     }
     let hs_time = t.elapsed();
-    let hs_bytes = LIVE.load(Ordering::Relaxed) - before;
+    let hs_bytes = CountingAlloc::live_bytes() - before;
     let distinct = exact.len() as u64;
 
     // The filter, sized for the distinct count (a crawler sizes for what it expects).

@@ -74,7 +74,11 @@ fn main() {
         .map(url)
         .collect();
     let fetched_set: HashSet<&String> = all_fetched.iter().collect();
-    assert_eq!(fetched_set.len(), all_fetched.len(), "a URL was fetched twice");
+    assert_eq!(
+        fetched_set.len(),
+        all_fetched.len(),
+        "a URL was fetched twice"
+    );
     assert!(all_fetched.iter().all(|u| exact.contains(u)));
     println!(
         "{checked} URLs checked in {elapsed:.2?}; {} distinct, {} fetched, none twice; {} new URLs taken for repeats ({:.3}%, target 1%)",

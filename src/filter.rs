@@ -193,33 +193,40 @@ impl Builder {
                 return Err(Error::InvalidHashes(k));
             }
         }
-        let nblocks: u64 = match self.bits {
-            Some(0) => return Err(Error::InvalidBits(0)),
-            Some(bits) => bits.div_ceil(BLOCK_BITS),
-            None => {
-                let bits_per_key = match self.hashes {
-                    Some(k) => math::bits_per_key_for(fpr, k).ok_or(Error::UnreachableFpr(fpr))?,
-                    None => math::optimal_params(fpr)?.0,
-                };
-                let blocks = (bits_per_key * capacity as f64 / BLOCK_BITS as f64).ceil();
-                if blocks >= u64::MAX as f64 {
-                    return Err(Error::TooLarge {
-                        bytes: blocks as u128 * BLOCK_BYTES as u128,
-                    });
-                }
-                (blocks as u64).max(1)
+        let blocks_for = |bits_per_key: f64| -> Result<u64, Error> {
+            let blocks = (bits_per_key * capacity as f64 / BLOCK_BITS as f64).ceil();
+            if blocks >= u64::MAX as f64 {
+                return Err(Error::TooLarge {
+                    bytes: blocks as u128 * BLOCK_BYTES as u128,
+                });
+            }
+            Ok((blocks as u64).max(1))
+        };
+        let (nblocks, k) = match (self.bits, self.hashes) {
+            (Some(0), _) => return Err(Error::InvalidBits(0)),
+            (Some(bits), Some(k)) => (bits.div_ceil(BLOCK_BITS), k),
+            (Some(bits), None) => {
+                let nblocks = bits.div_ceil(BLOCK_BITS);
+                let bits_per_key = (nblocks as f64 * BLOCK_BITS as f64) / capacity as f64;
+                (nblocks, math::best_hashes(bits_per_key))
+            }
+            (None, Some(k)) => {
+                let c = math::bits_per_key_for(fpr, k).ok_or(Error::UnreachableFpr(fpr))?;
+                (blocks_for(c)?, k)
+            }
+            (None, None) => {
+                let (c, k) = math::optimal_params(fpr)?;
+                (blocks_for(c)?, k)
             }
         };
         let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
             bytes: nblocks as u128 * BLOCK_BYTES as u128,
         })?;
         byte_size(len)?;
-        let bits_per_key = (nblocks * BLOCK_BITS) as f64 / capacity as f64;
-        let k = match self.hashes {
-            Some(k) => k,
-            None if self.bits.is_some() => math::best_hashes(bits_per_key),
-            None => math::optimal_params(fpr)?.1,
-        };
+        nblocks.checked_mul(BLOCK_BITS).ok_or(Error::TooLarge {
+            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+        })?;
+        let bits_per_key = (nblocks as f64 * BLOCK_BITS as f64) / capacity as f64;
         let target_fpr = if self.bits.is_some() || self.hashes.is_some() {
             math::blocked_fpr(bits_per_key, k)
         } else {

@@ -236,7 +236,10 @@ mod tests {
         let h = KeyHasher::new(5);
         for i in 0..10_000u64 {
             for k in [1, 7, MAX_HASHES] {
-                let bits: u32 = block_mask(h.hash(&i), k).iter().map(|w| w.count_ones()).sum();
+                let bits: u32 = block_mask(h.hash(&i), k)
+                    .iter()
+                    .map(|w| w.count_ones())
+                    .sum();
                 assert!(bits >= 1 && bits <= k);
             }
         }

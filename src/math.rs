@@ -89,14 +89,15 @@ pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
     let spread = 14.0 * lambda.sqrt() + 40.0;
     let lo = (lambda - spread).max(0.0).floor() as u64;
     let hi = (lambda + spread).ceil() as u64;
-    let ln_lambda = lambda.ln();
+    // Poisson weights by the recurrence p(i) = p(i−1)·λ/i from p(lo), in linear space.
+    let mut p = (-lambda + lo as f64 * lambda.ln() - ln_factorial(lo)).exp();
     let mut sum = 0.0;
     for i in lo..=hi {
-        let ln_p = -lambda + i as f64 * ln_lambda - ln_factorial(i);
-        let fill = -(kf * i as f64 * ln_q).exp_m1(); // 1 − q^(k·i), accurate for small i
-        if fill > 0.0 {
-            sum += (ln_p + kf * fill.ln()).exp();
+        if i > lo {
+            p *= lambda / i as f64;
         }
+        let fill = -(kf * i as f64 * ln_q).exp_m1(); // 1 − q^(k·i), accurate for small i
+        sum += p * fill.powi(k as i32);
     }
     sum.min(1.0)
 }
@@ -104,17 +105,29 @@ pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
 /// The bits per key a blocked filter with `k` hashes needs to reach `fpr`, or `None` if it
 /// would need more than [`MAX_BITS_PER_KEY`].
 pub(crate) fn bits_per_key_for(fpr: f64, k: u32) -> Option<f64> {
-    if blocked_fpr(MAX_BITS_PER_KEY, k) > fpr {
-        return None;
+    let ok = |c: f64| blocked_fpr(c, k) <= fpr;
+    // Bracket the answer, starting from the standard formula's bits per key for this k
+    // (a blocked filter never needs fewer), then bisect on a log scale.
+    let standard = -(k as f64) / (-fpr.powf(1.0 / k as f64)).ln_1p();
+    let mut lo = standard.clamp(MIN_BITS_PER_KEY, MAX_BITS_PER_KEY);
+    while ok(lo) {
+        if lo <= MIN_BITS_PER_KEY {
+            return Some(MIN_BITS_PER_KEY);
+        }
+        lo = (lo * 0.5).max(MIN_BITS_PER_KEY);
     }
-    if blocked_fpr(MIN_BITS_PER_KEY, k) <= fpr {
-        return Some(MIN_BITS_PER_KEY);
+    let mut hi = lo;
+    while !ok(hi) {
+        if hi >= MAX_BITS_PER_KEY {
+            return None;
+        }
+        lo = hi;
+        hi = (hi * 1.25).min(MAX_BITS_PER_KEY);
     }
-    // Bisection on a log scale; blocked_fpr decreases as bits per key grow.
-    let (mut lo, mut hi) = (MIN_BITS_PER_KEY.ln(), MAX_BITS_PER_KEY.ln());
-    for _ in 0..64 {
+    let (mut lo, mut hi) = (lo.ln(), hi.ln());
+    for _ in 0..32 {
         let mid = 0.5 * (lo + hi);
-        if blocked_fpr(mid.exp(), k) <= fpr {
+        if ok(mid.exp()) {
             hi = mid;
         } else {
             lo = mid;
@@ -200,7 +213,10 @@ mod tests {
         assert!(blocked_fpr(10.0, 0).is_nan());
         assert!(blocked_fpr(-1.0, 2).is_nan());
         for p in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(optimal_params(p), Err(Error::InvalidFpr(_))), "{p}");
+            assert!(
+                matches!(optimal_params(p), Err(Error::InvalidFpr(_))),
+                "{p}"
+            );
         }
         assert!(matches!(
             optimal_params(1e-300),

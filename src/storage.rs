@@ -68,8 +68,9 @@ impl Blocks {
                 mapped: true,
             });
         }
-        let layout = core::alloc::Layout::array::<Block>(len)
-            .map_err(|_| Error::TooLarge { bytes: bytes as u128 })?;
+        let layout = core::alloc::Layout::array::<Block>(len).map_err(|_| Error::TooLarge {
+            bytes: bytes as u128,
+        })?;
         // SAFETY: `layout` has non-zero size (len >= 1, blocks are 64 bytes).
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr =
@@ -158,7 +159,10 @@ mod tests {
                 w.fetch_or(i as u64 | 1, Ordering::Relaxed);
             }
         }
-        assert_eq!(b[len - 1].0[7].load(Ordering::Relaxed), (len as u64 - 1) | 1);
+        assert_eq!(
+            b[len - 1].0[7].load(Ordering::Relaxed),
+            (len as u64 - 1) | 1
+        );
     }
 
     #[test]

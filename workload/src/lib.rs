@@ -64,10 +64,38 @@ const HOSTS: &[&str] = &[
 ];
 
 const WORDS: &[&str] = &[
-    "library", "reference", "tutorial", "article", "products", "category", "archive",
-    "search", "users", "profile", "release", "notes", "install", "guide", "index",
-    "topics", "threads", "images", "download", "about", "contact", "events", "blog",
-    "press", "careers", "help", "faq", "policy", "terms", "sitemap", "latest", "tags",
+    "library",
+    "reference",
+    "tutorial",
+    "article",
+    "products",
+    "category",
+    "archive",
+    "search",
+    "users",
+    "profile",
+    "release",
+    "notes",
+    "install",
+    "guide",
+    "index",
+    "topics",
+    "threads",
+    "images",
+    "download",
+    "about",
+    "contact",
+    "events",
+    "blog",
+    "press",
+    "careers",
+    "help",
+    "faq",
+    "policy",
+    "terms",
+    "sitemap",
+    "latest",
+    "tags",
 ];
 
 const EXTS: &[&str] = &[".html", ".htm", "", "/", ".php", ".aspx"];
@@ -160,5 +188,58 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, (0..100).collect::<Vec<_>>());
         assert_ne!(v, sorted);
+    }
+}
+
+/// A global allocator that counts live heap bytes, for measuring (not estimating) the memory
+/// of a `HashSet<String>` in examples and benchmarks:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: blockbloom_workload::CountingAlloc = blockbloom_workload::CountingAlloc;
+/// let before = blockbloom_workload::CountingAlloc::live_bytes();
+/// ```
+///
+/// This is tooling, not library code: the `blockbloom` crate itself has no global allocator
+/// and keeps its only `unsafe` in its allocation helper.
+pub struct CountingAlloc;
+
+static LIVE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl CountingAlloc {
+    /// Bytes currently allocated through this allocator (requested sizes, without the
+    /// allocator's own per-allocation overhead).
+    pub fn live_bytes() -> usize {
+        LIVE_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[allow(unsafe_code)]
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged and only
+// adjusts a counter on the side, so `System`'s guarantees carry over.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: our caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: as for `alloc`.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: `ptr` came from this allocator (hence from `System`) with `layout`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`/`alloc`; the counter follows the size change.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new) };
+        if !p.is_null() {
+            LIVE_BYTES.fetch_add(new, std::sync::atomic::Ordering::Relaxed);
+            LIVE_BYTES.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        }
+        p
     }
 }
