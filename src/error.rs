@@ -27,6 +27,13 @@ pub enum Error {
         /// Bytes the filter would need.
         bytes: u128,
     },
+    /// Two filters combined by [`union`](crate::BloomFilter::union) or
+    /// [`intersect`](crate::BloomFilter::intersect) differ in size, number of hashes or seed,
+    /// so the same key has different bits in each.
+    Incompatible {
+        /// What differs.
+        what: &'static str,
+    },
     /// The operating system refused the memory.
     AllocationFailed {
         /// Bytes that were requested.
@@ -58,6 +65,10 @@ impl fmt::Display for Error {
             Error::TooLarge { bytes } => write!(
                 f,
                 "a filter of {bytes} bytes does not fit this machine's address space"
+            ),
+            Error::Incompatible { what } => write!(
+                f,
+                "filters differ in {what}: only filters with identical size, hashes and seed can be combined"
             ),
             Error::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")

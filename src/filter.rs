@@ -414,11 +414,11 @@ impl BloomFilter {
             return false; // every bit present: no write, the cache line stays clean
         }
         let top = (31 - nonzero.leading_zeros()) as usize;
-        for w in 0..top {
-            if missing[w] != 0 {
+        for (word, &miss) in b.0[..top].iter().zip(&missing) {
+            if miss != 0 {
                 // AcqRel: Release publishes our earlier writes to whoever later reads this
                 // word; Acquire orders us after whoever set bits here before us.
-                b.0[w].fetch_or(missing[w], AcqRel);
+                word.fetch_or(miss, AcqRel);
             }
         }
         let top_bit = 1u64 << (63 - missing[top].leading_zeros());
@@ -515,6 +515,107 @@ impl BloomFilter {
             .map(|ones| (ones as f64 / BLOCK_BITS as f64).powi(k))
             .sum();
         sum / self.nblocks as f64
+    }
+}
+
+impl BloomFilter {
+    fn check_compatible(&self, other: &BloomFilter) -> Result<(), Error> {
+        let what = if self.nblocks != other.nblocks {
+            "size"
+        } else if self.k != other.k {
+            "number of hashes"
+        } else if self.seed != other.seed {
+            "seed"
+        } else {
+            return Ok(());
+        };
+        Err(Error::Incompatible { what })
+    }
+
+    /// Adds every key of `other` to `self` (word-wise `fetch_or`): afterwards `self` contains
+    /// every key either filter contained — the way per-node filters of a crawl are merged.
+    /// Safe while other threads use either filter (bits only go up); keys inserted into
+    /// `other` during the call may or may not be carried over.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] unless both filters have the same size, number of hashes and
+    /// seed (build them with the same [`Builder`] settings, including `.seed(..)`).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let node = || BloomFilter::builder().capacity(1000).seed(42).build();
+    /// let (a, b) = (node()?, node()?);
+    /// a.insert("https://a.example/");
+    /// b.insert("https://b.example/");
+    /// a.union(&b)?;
+    /// assert!(a.contains("https://a.example/") && a.contains("https://b.example/"));
+    /// assert!(a.union(&BloomFilter::with_capacity(1000, 0.01)?).is_err()); // other seed
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn union(&self, other: &BloomFilter) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.blocks.iter().zip(other.blocks.iter()) {
+            for (w, o) in mine.0.iter().zip(&theirs.0) {
+                let bits = o.load(Relaxed);
+                if bits & !w.load(Relaxed) != 0 {
+                    // Release: a reader that acquires these bits also sees whatever
+                    // happened before (as an insert_if_absent's fetch_or would publish).
+                    w.fetch_or(bits, AcqRel);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps only the bits set in both filters (word-wise `fetch_and`): afterwards `self`
+    /// contains every key that both contained (and, as always, some false positives — an
+    /// intersection has a higher rate than a filter built from the common keys alone).
+    ///
+    /// This clears bits, so it is the one operation that can make a key inserted into `self`
+    /// alone disappear: do not run it while other threads rely on `self`'s answers.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`], as for [`union`](Self::union).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let node = || BloomFilter::builder().capacity(1000).fpr(0.001).seed(42).build();
+    /// let (a, b) = (node()?, node()?);
+    /// a.insert("both"); b.insert("both");
+    /// a.insert("only a");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both"));
+    /// assert!(!a.contains("only a"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn intersect(&self, other: &BloomFilter) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.blocks.iter().zip(other.blocks.iter()) {
+            for (w, o) in mine.0.iter().zip(&theirs.0) {
+                w.fetch_and(o.load(Relaxed), AcqRel);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every key (sets every bit to 0). O(size). Like
+    /// [`intersect`](Self::intersect), it breaks "no false negatives" for threads using the
+    /// filter meanwhile; call it when no one else does.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert("a");
+    /// f.clear();
+    /// assert!(!f.contains("a") && f.count_ones() == 0);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn clear(&self) {
+        for b in self.blocks.iter() {
+            for w in &b.0 {
+                w.store(0, Relaxed);
+            }
+        }
     }
 }
 

@@ -43,7 +43,7 @@ const MIN_BITS_PER_KEY: f64 = 0.01;
 /// assert!((standard_fpr(8.0, 6) - 0.0216).abs() < 5e-5);
 /// ```
 pub fn standard_fpr(bits_per_key: f64, k: u32) -> f64 {
-    if !(bits_per_key > 0.0) || k == 0 {
+    if bits_per_key.is_nan() || bits_per_key <= 0.0 || k == 0 {
         return f64::NAN;
     }
     let k = k as f64;
@@ -79,7 +79,7 @@ fn ln_factorial(n: u64) -> f64 {
 /// assert!(r10 > 1.1 && r16 > r10);
 /// ```
 pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
-    if !(bits_per_key > 0.0) || k == 0 {
+    if bits_per_key.is_nan() || bits_per_key <= 0.0 || k == 0 {
         return f64::NAN;
     }
     let lambda = BLOCK_BITS as f64 / bits_per_key;

@@ -121,7 +121,10 @@ fn same_block_different_keys_two_threads() {
         let k = keys(&f, 2, 0);
         let a = spawn_iaa(&f, k[0]);
         let b = f.insert_if_absent(&k[1]);
-        assert!(a.join().unwrap() && b, "a new key with its own bits must win");
+        assert!(
+            a.join().unwrap() && b,
+            "a new key with its own bits must win"
+        );
         assert!(f.contains(&k[0]) && f.contains(&k[1]));
     });
 }
@@ -230,5 +233,28 @@ fn naive_rule_is_caught() {
         let mine = naive(&words, mask);
         let theirs = other.join().unwrap();
         assert!(!(mine && theirs), "naive rule: both threads won");
+    });
+}
+
+/// `union` racing a same-key `insert_if_absent` pair: at most one winner, and afterwards the
+/// target holds the keys of both filters.
+#[test]
+fn union_racing_insert_if_absent() {
+    loom::model(|| {
+        let f = tiny(1);
+        let other = tiny(1);
+        let k = keys(&f, 2, 0);
+        other.insert(&k[1]);
+        other.insert(&k[0]);
+        let merger = {
+            let (f, other) = (Arc::clone(&f), Arc::clone(&other));
+            thread::spawn(move || f.union(&other).unwrap())
+        };
+        let a = spawn_iaa(&f, k[0]);
+        let b = f.insert_if_absent(&k[0]);
+        merger.join().unwrap();
+        let wins = a.join().unwrap() as u32 + b as u32;
+        assert!(wins <= 1, "same key claimed {wins} times");
+        assert!(f.contains(&k[0]) && f.contains(&k[1]));
     });
 }

@@ -111,7 +111,7 @@ fn mix(mut z: u64) -> u64 {
 /// Distinct `i` give distinct URLs: `i` itself is written, in hex, right after the last
 /// `-` of the path.
 pub fn write_url(i: u64, out: &mut String) {
-    let h = mix(i ^ 0x5EED_0F_0071);
+    let h = mix(i ^ 0x005E_ED0F_0071);
     let host = HOSTS[(h % HOSTS.len() as u64) as usize];
     let w1 = WORDS[((h >> 8) % WORDS.len() as u64) as usize];
     let w2 = WORDS[((h >> 16) % WORDS.len() as u64) as usize];
