@@ -342,14 +342,19 @@ impl BloomFilter {
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
         let p = self.probe(key);
         let b = self.block(&p);
-        for (word, m) in b.0.iter().zip(p.mask) {
+        let mut missing = [0u64; WORDS];
+        let mut nonzero = 0u32;
+        for (w, (word, m)) in b.0.iter().zip(p.mask).enumerate() {
             // Relaxed suffices: `insert` promises only guarantee 1, which the modification
             // order of each word gives (a later reader that happens-after this call cannot
             // read an older value of the word). Skipping present bits avoids dirtying the line.
-            let missing = m & !word.load(Relaxed);
-            if missing != 0 {
-                word.fetch_or(missing, Relaxed);
-            }
+            missing[w] = m & !word.load(Relaxed);
+            nonzero |= ((missing[w] != 0) as u32) << w;
+        }
+        while nonzero != 0 {
+            let w = nonzero.trailing_zeros() as usize;
+            nonzero &= nonzero - 1;
+            b.0[w].fetch_or(missing[w], Relaxed);
         }
     }
 
@@ -414,12 +419,15 @@ impl BloomFilter {
             return false; // every bit present: no write, the cache line stays clean
         }
         let top = (31 - nonzero.leading_zeros()) as usize;
-        for (word, &miss) in b.0[..top].iter().zip(&missing) {
-            if miss != 0 {
-                // AcqRel: Release publishes our earlier writes to whoever later reads this
-                // word; Acquire orders us after whoever set bits here before us.
-                word.fetch_or(miss, AcqRel);
-            }
+        // Visit the words with missing bits below `top` in ascending order by walking the set
+        // bits of `nonzero` (one loop-exit misprediction instead of one per word).
+        let mut lower = nonzero & !(1 << top);
+        while lower != 0 {
+            let w = lower.trailing_zeros() as usize;
+            lower &= lower - 1;
+            // AcqRel: Release publishes our earlier writes to whoever later reads this word;
+            // Acquire orders us after whoever set bits here before us.
+            b.0[w].fetch_or(missing[w], AcqRel);
         }
         let top_bit = 1u64 << (63 - missing[top].leading_zeros());
         // AcqRel, for the same reasons; this is the deciding operation.

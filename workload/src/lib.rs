@@ -154,43 +154,6 @@ pub fn dup_stream(len: usize, dup_fraction: f64, seed: u64) -> (Vec<u64>, u64) {
     (out, next)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    #[test]
-    fn urls_are_distinct_and_about_70_bytes() {
-        let v = urls(0, 100_000);
-        let set: HashSet<&String> = v.iter().collect();
-        assert_eq!(set.len(), v.len());
-        let mean = v.iter().map(|s| s.len()).sum::<usize>() as f64 / v.len() as f64;
-        assert!((55.0..85.0).contains(&mean), "mean URL length {mean}");
-    }
-
-    #[test]
-    fn dup_stream_has_requested_duplicate_share() {
-        let (s, distinct) = dup_stream(200_000, 0.5, 7);
-        let set: HashSet<u64> = s.iter().copied().collect();
-        assert_eq!(set.len() as u64, distinct);
-        let dup = 1.0 - distinct as f64 / s.len() as f64;
-        assert!((dup - 0.5).abs() < 0.01, "duplicate share {dup}");
-    }
-
-    #[test]
-    fn deterministic() {
-        assert_eq!(url(12345), url(12345));
-        assert_eq!(dup_stream(1000, 0.3, 1), dup_stream(1000, 0.3, 1));
-        let mut a = SplitMix64::new(3);
-        let mut v: Vec<u32> = (0..100).collect();
-        a.shuffle(&mut v);
-        let mut sorted = v.clone();
-        sorted.sort();
-        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
-        assert_ne!(v, sorted);
-    }
-}
-
 /// A global allocator that counts live heap bytes, for measuring (not estimating) the memory
 /// of a `HashSet<String>` in examples and benchmarks:
 ///
@@ -241,5 +204,42 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
             LIVE_BYTES.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
         }
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn urls_are_distinct_and_about_70_bytes() {
+        let v = urls(0, 100_000);
+        let set: HashSet<&String> = v.iter().collect();
+        assert_eq!(set.len(), v.len());
+        let mean = v.iter().map(|s| s.len()).sum::<usize>() as f64 / v.len() as f64;
+        assert!((55.0..85.0).contains(&mean), "mean URL length {mean}");
+    }
+
+    #[test]
+    fn dup_stream_has_requested_duplicate_share() {
+        let (s, distinct) = dup_stream(200_000, 0.5, 7);
+        let set: HashSet<u64> = s.iter().copied().collect();
+        assert_eq!(set.len() as u64, distinct);
+        let dup = 1.0 - distinct as f64 / s.len() as f64;
+        assert!((dup - 0.5).abs() < 0.01, "duplicate share {dup}");
+    }
+
+    #[test]
+    fn deterministic() {
+        assert_eq!(url(12345), url(12345));
+        assert_eq!(dup_stream(1000, 0.3, 1), dup_stream(1000, 0.3, 1));
+        let mut a = SplitMix64::new(3);
+        let mut v: Vec<u32> = (0..100).collect();
+        a.shuffle(&mut v);
+        let mut sorted = v.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+        assert_ne!(v, sorted);
     }
 }
