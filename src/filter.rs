@@ -376,8 +376,8 @@ impl BloomFilter {
     /// 1. Load the block's eight words (Acquire) and compute `missing[w] = mask[w] & !word[w]`.
     ///    If nothing is missing, return `false` without writing.
     /// 2. Let `t` be the *highest-positioned* missing bit (highest word, then highest bit).
-    ///    `fetch_or` (AcqRel) the missing bits of each word that has some, in ascending word
-    ///    order, ending with `t`'s word.
+    ///    `fetch_or` (AcqRel) every other missing bit, word by word in ascending order (the
+    ///    rest of `t`'s word last), then `t` alone.
     /// 3. Return `true` iff that last `fetch_or` flipped `t` from 0 to 1.
     ///
     /// *Claim:* two calls with the same key cannot both return `true`.
@@ -388,15 +388,13 @@ impl BloomFilter {
     /// it before). Now look at `tB`:
     /// * if A's load saw `tB` set, it read from B's `fetch_or` of `tB`'s word or later (B
     ///   flipped it); that release sequence synchronises with A's Acquire load;
-    /// * otherwise `tB` was in A's missing set, and since `tB < tA`, A `fetch_or`ed `tB`'s word
-    ///   before (or in the same operation as) `tA`'s, without flipping `tB` — so after B's
-    ///   `fetch_or`, which synchronises with A's (AcqRel) `fetch_or`.
+    /// * otherwise `tB` was in A's missing set, and since `tB < tA`, A `fetch_or`ed it before
+    ///   `tA`, without flipping it — so after B's `fetch_or`, which synchronises with A's
+    ///   (AcqRel) `fetch_or`.
     ///
     /// Either way B's load of `tA`'s word (sequenced before B's `fetch_or`s)
     /// happens-before A's `fetch_or` of `tA`, so by read-write coherence it cannot read A's
-    /// value or any later one — contradicting that it saw `tA` set. (In the same-word case,
-    /// B's own `fetch_or` of that word follows its load and precedes A's, with the same
-    /// conclusion.) ∎ Relaxed orderings would break the synchronisation steps; on x86 the
+    /// value or any later one — contradicting that it saw `tA` set. ∎ Relaxed orderings would break the synchronisation steps; on x86 the
     /// Acquire/AcqRel orderings cost nothing (locked instructions are full barriers).
     ///
     /// The rule "true if any `fetch_or` changed a bit" fails this: two threads can each flip a
@@ -419,19 +417,24 @@ impl BloomFilter {
             return false; // every bit present: no write, the cache line stays clean
         }
         let top = (31 - nonzero.leading_zeros()) as usize;
-        // Visit the words with missing bits below `top` in ascending order by walking the set
-        // bits of `nonzero` (one loop-exit misprediction instead of one per word).
-        let mut lower = nonzero & !(1 << top);
-        while lower != 0 {
-            let w = lower.trailing_zeros() as usize;
-            lower &= lower - 1;
+        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
+        // Every missing bit but the deciding one: the lower words, then the rest of the top
+        // word, in ascending order. Walking the set bits of a word mask costs one loop-exit
+        // misprediction instead of one per word.
+        missing[top] &= !top_bit;
+        let mut rest = nonzero & !(1 << top) | ((missing[top] != 0) as u32) << top;
+        while rest != 0 {
+            let w = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
             // AcqRel: Release publishes our earlier writes to whoever later reads this word;
-            // Acquire orders us after whoever set bits here before us.
+            // Acquire orders us after whoever set bits here before us. Result unused, so on
+            // x86 this is one `lock or`.
             b.0[w].fetch_or(missing[w], AcqRel);
         }
-        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
-        // AcqRel, for the same reasons; this is the deciding operation.
-        let before = b.0[top].fetch_or(missing[top], AcqRel);
+        // The deciding operation, AcqRel for the same reasons. A single-bit fetch_or whose
+        // result is tested for that bit compiles to `lock bts` on x86 (a multi-bit one whose
+        // old value is used would be a compare-exchange loop).
+        let before = b.0[top].fetch_or(top_bit, AcqRel);
         before & top_bit == 0
     }
 
