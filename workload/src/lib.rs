@@ -118,7 +118,12 @@ pub fn write_url(i: u64, out: &mut String) {
     let w3 = WORDS[((h >> 24) % WORDS.len() as u64) as usize];
     let ext = EXTS[((h >> 32) % EXTS.len() as u64) as usize];
     let scheme = if (h >> 40) & 7 == 0 { "http" } else { "https" };
-    let _ = write!(out, "{scheme}://{host}/{w1}/{w2}/{w3}-{i:x}{ext}");
+    let year = 2010 + (h >> 50) % 16;
+    let month = 1 + (h >> 54) % 12;
+    let _ = write!(
+        out,
+        "{scheme}://{host}/{w1}/{year}/{month:02}/{w2}/{w3}-{i:x}{ext}"
+    );
     if (h >> 44) & 3 == 0 {
         let _ = write!(out, "?page={}&ref={w1}", (h >> 48) % 97);
     }
@@ -218,7 +223,7 @@ mod tests {
         let set: HashSet<&String> = v.iter().collect();
         assert_eq!(set.len(), v.len());
         let mean = v.iter().map(|s| s.len()).sum::<usize>() as f64 / v.len() as f64;
-        assert!((55.0..85.0).contains(&mean), "mean URL length {mean}");
+        assert!((65.0..75.0).contains(&mean), "mean URL length {mean}");
     }
 
     #[test]
