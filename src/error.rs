@@ -34,6 +34,31 @@ pub enum Error {
         /// What differs.
         what: &'static str,
     },
+    /// Reading or writing a snapshot failed at the I/O level.
+    Io {
+        /// The kind of I/O error.
+        kind: std::io::ErrorKind,
+        /// The I/O error's message, with the path where there is one.
+        message: String,
+    },
+    /// The data is not a blockbloom snapshot (wrong magic bytes).
+    BadMagic,
+    /// A snapshot format version this build cannot read.
+    UnsupportedVersion(u32),
+    /// A snapshot made with a hash algorithm this build does not implement: loading it
+    /// would give false negatives, so it is refused.
+    UnknownHash(u32),
+    /// The snapshot ends before its header says it should.
+    Truncated,
+    /// The snapshot's checksum does not match its contents.
+    ChecksumMismatch {
+        /// Checksum stored in the snapshot.
+        stored: u64,
+        /// Checksum of the bytes read.
+        computed: u64,
+    },
+    /// A snapshot header field is out of range, or the file is longer than its header says.
+    InvalidSnapshot(&'static str),
     /// The operating system refused the memory.
     AllocationFailed {
         /// Bytes that were requested.
@@ -70,6 +95,24 @@ impl fmt::Display for Error {
                 f,
                 "filters differ in {what}: only filters with identical size, hashes and seed can be combined"
             ),
+            Error::Io { message, .. } => write!(f, "I/O error: {message}"),
+            Error::BadMagic => f.write_str("not a blockbloom snapshot (bad magic bytes)"),
+            Error::UnsupportedVersion(v) => write!(
+                f,
+                "snapshot format version {v} is not supported by this build (it reads version {})",
+                crate::snapshot::FORMAT_VERSION
+            ),
+            Error::UnknownHash(id) => write!(
+                f,
+                "snapshot uses hash algorithm {id}, which this build does not implement (it has {})",
+                crate::HASH_ALGORITHM_ID
+            ),
+            Error::Truncated => f.write_str("snapshot is truncated"),
+            Error::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "snapshot checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt"
+            ),
+            Error::InvalidSnapshot(why) => write!(f, "invalid snapshot: {why}"),
             Error::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }
@@ -78,3 +121,21 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// An I/O error, keeping its kind and message (the error itself is neither `Clone` nor
+    /// `PartialEq`, which `Error` is).
+    pub(crate) fn io(e: &std::io::Error, context: &str) -> Self {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            return Error::Truncated;
+        }
+        Error::Io {
+            kind: e.kind(),
+            message: if context.is_empty() {
+                e.to_string()
+            } else {
+                format!("{context}: {e}")
+            },
+        }
+    }
+}

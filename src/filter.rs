@@ -233,15 +233,13 @@ impl Builder {
             fpr
         };
         let seed = self.seed.unwrap_or_else(random_seed);
-        Ok(BloomFilter {
-            blocks: Blocks::zeroed(len)?,
-            nblocks,
+        Ok(BloomFilter::from_parts(
+            Blocks::zeroed(len)?,
             k,
-            hasher: KeyHasher::new(seed),
             seed,
             capacity,
             target_fpr,
-        })
+        ))
     }
 }
 
@@ -259,6 +257,30 @@ fn random_seed() -> u128 {
 }
 
 impl BloomFilter {
+    /// Assembles a filter from validated parts (the builder and the snapshot reader).
+    pub(crate) fn from_parts(
+        blocks: Blocks,
+        k: u32,
+        seed: u128,
+        capacity: u64,
+        target_fpr: f64,
+    ) -> Self {
+        BloomFilter {
+            nblocks: blocks.len() as u64,
+            blocks,
+            k,
+            hasher: KeyHasher::new(seed),
+            seed,
+            capacity,
+            target_fpr,
+        }
+    }
+
+    /// The block array (for the snapshot writer).
+    pub(crate) fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
     /// A filter for `capacity` distinct keys at false-positive rate `fpr`, with a random
     /// hashing key.
     ///

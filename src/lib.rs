@@ -8,6 +8,7 @@ mod hash;
 pub mod math;
 #[cfg(feature = "rayon")]
 mod par;
+mod snapshot;
 mod storage;
 mod sync;
 

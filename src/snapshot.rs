@@ -1,0 +1,271 @@
+//! Snapshots: saving a filter to bytes or a file and loading it back.
+//!
+//! # Format (version 1, all integers little-endian)
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `BLKBLOOM` |
+//! | 8 | 4 | format version (`1`) |
+//! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID), `1`) |
+//! | 16 | 16 | hash key (seed, `u128`) |
+//! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
+//! | 40 | 4 | bits set per key `k` (1..=32) |
+//! | 44 | 4 | reserved, 0 |
+//! | 48 | 8 | capacity (≥ 1) |
+//! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
+//! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
+//! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
+//!
+//! Nothing follows the checksum. Readers refuse (with an [`Error`]) any other magic,
+//! version or hash id, out-of-range fields, a short file, trailing bytes or a checksum
+//! mismatch.
+
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::block::{BLOCK_BYTES, WORDS};
+use crate::error::Error;
+use crate::storage::{byte_size, Blocks};
+use crate::sync::Ordering::Relaxed;
+use crate::{BloomFilter, HASH_ALGORITHM_ID, MAX_HASHES};
+
+/// The first 8 bytes of every snapshot.
+pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
+/// The snapshot format version this build writes and reads.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+const HEADER_BYTES: usize = 64;
+/// Blocks per I/O chunk (64 KiB).
+const CHUNK_BLOCKS: usize = 1024;
+
+fn u32_at(h: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(h[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(h: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(h[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl BloomFilter {
+    /// Writes the filter in the snapshot format (see the README's table) to `out`.
+    ///
+    /// Safe while other threads insert: bits only go from 0 to 1, so every insert that
+    /// returned before the call began is in the snapshot; inserts that race with it may or
+    /// may not be. The checksum covers exactly the bytes written.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert("https://example.com/");
+    /// let mut bytes = Vec::new();
+    /// f.write_to(&mut bytes)?;
+    /// let g = BloomFilter::read_from(&bytes[..])?;
+    /// assert!(g.contains("https://example.com/"));
+    /// assert_eq!((g.num_bits(), g.num_hashes(), g.seed()), (f.num_bits(), f.num_hashes(), f.seed()));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] when `out` fails.
+    pub fn write_to<W: Write>(&self, mut out: W) -> Result<(), Error> {
+        let mut digest = Xxh3::new();
+        let mut header = [0u8; HEADER_BYTES];
+        header[0..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&HASH_ALGORITHM_ID.to_le_bytes());
+        header[16..32].copy_from_slice(&self.seed().to_le_bytes());
+        header[32..40].copy_from_slice(&(self.num_blocks() as u64).to_le_bytes());
+        header[40..44].copy_from_slice(&self.num_hashes().to_le_bytes());
+        header[48..56].copy_from_slice(&self.capacity().to_le_bytes());
+        header[56..64].copy_from_slice(&self.target_fpr().to_bits().to_le_bytes());
+        digest.update(&header);
+        out.write_all(&header)
+            .map_err(|e| Error::io(&e, "writing snapshot"))?;
+
+        let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
+        for chunk in self.blocks().chunks(CHUNK_BLOCKS) {
+            buf.clear();
+            for block in chunk {
+                for word in &block.0 {
+                    buf.extend_from_slice(&word.load(Relaxed).to_le_bytes());
+                }
+            }
+            digest.update(&buf);
+            out.write_all(&buf)
+                .map_err(|e| Error::io(&e, "writing snapshot"))?;
+        }
+        out.write_all(&digest.digest().to_le_bytes())
+            .map_err(|e| Error::io(&e, "writing snapshot"))?;
+        out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
+    }
+
+    /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save),
+    /// streaming the blocks straight into a lazily zeroed allocation (no second copy).
+    ///
+    /// Every kind of damage is an error, never a panic and never a filter that answers
+    /// wrongly: [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::UnknownHash`],
+    /// [`Error::InvalidSnapshot`] (a field out of range, or bytes after the checksum),
+    /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::Io`], and
+    /// [`Error::TooLarge`] / [`Error::AllocationFailed`] for a header that asks for more
+    /// memory than the machine has.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Error};
+    /// assert_eq!(BloomFilter::read_from(&b"not a filter"[..]).unwrap_err(), Error::Truncated);
+    /// assert_eq!(BloomFilter::read_from(&[0u8; 100][..]).unwrap_err(), Error::BadMagic);
+    /// ```
+    pub fn read_from<R: Read>(mut input: R) -> Result<BloomFilter, Error> {
+        let mut digest = Xxh3::new();
+        let mut header = [0u8; HEADER_BYTES];
+        input
+            .read_exact(&mut header)
+            .map_err(|e| Error::io(&e, "reading snapshot"))?;
+        if header[0..8] != MAGIC {
+            return Err(Error::BadMagic);
+        }
+        let version = u32_at(&header, 8);
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion(version));
+        }
+        let hash_id = u32_at(&header, 12);
+        if hash_id != HASH_ALGORITHM_ID {
+            return Err(Error::UnknownHash(hash_id));
+        }
+        let seed = u128::from_le_bytes(header[16..32].try_into().expect("16 bytes"));
+        let nblocks = u64_at(&header, 32);
+        let k = u32_at(&header, 40);
+        let reserved = u32_at(&header, 44);
+        let capacity = u64_at(&header, 48);
+        let target_fpr = f64::from_bits(u64_at(&header, 56));
+        if nblocks == 0 {
+            return Err(Error::InvalidSnapshot("zero blocks"));
+        }
+        if k == 0 || k > MAX_HASHES {
+            return Err(Error::InvalidSnapshot("number of hashes out of range"));
+        }
+        if reserved != 0 {
+            return Err(Error::InvalidSnapshot("reserved header field is not zero"));
+        }
+        if capacity == 0 {
+            return Err(Error::InvalidSnapshot("zero capacity"));
+        }
+        if !(target_fpr > 0.0 && target_fpr < 1.0) {
+            return Err(Error::InvalidSnapshot("target fpr out of (0, 1)"));
+        }
+        let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
+            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+        })?;
+        byte_size(len)?;
+        digest.update(&header);
+
+        let blocks = Blocks::zeroed(len)?;
+        let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
+        for chunk in blocks.chunks(CHUNK_BLOCKS) {
+            let bytes = &mut buf[..chunk.len() * BLOCK_BYTES];
+            input
+                .read_exact(bytes)
+                .map_err(|e| Error::io(&e, "reading snapshot"))?;
+            digest.update(bytes);
+            let mut words = bytes.chunks_exact(8);
+            for block in chunk {
+                for word in &block.0[..WORDS] {
+                    let w = u64::from_le_bytes(words.next().expect("sized").try_into().expect("8"));
+                    if w != 0 {
+                        word.store(w, Relaxed); // zero words stay untouched pages
+                    }
+                }
+            }
+        }
+        let mut stored = [0u8; 8];
+        input
+            .read_exact(&mut stored)
+            .map_err(|e| Error::io(&e, "reading snapshot"))?;
+        let stored = u64::from_le_bytes(stored);
+        let computed = digest.digest();
+        if stored != computed {
+            return Err(Error::ChecksumMismatch { stored, computed });
+        }
+        let mut extra = [0u8; 1];
+        match input.read(&mut extra) {
+            Ok(0) => {}
+            Ok(_) => return Err(Error::InvalidSnapshot("data after the checksum")),
+            Err(e) => return Err(Error::io(&e, "reading snapshot")),
+        }
+        Ok(BloomFilter::from_parts(
+            blocks, k, seed, capacity, target_fpr,
+        ))
+    }
+
+    /// Saves the filter to `path` atomically: it is written to a temporary file in the same
+    /// directory, flushed to disk (`fsync`), renamed over `path`, and the directory is
+    /// synced. A crash or `kill -9` at any moment leaves either the previous file at `path`
+    /// or the complete new one, never a mix.
+    ///
+    /// Safe while other threads insert (see [`write_to`](Self::write_to)).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let dir = std::env::temp_dir().join(format!("blockbloom-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("seen.bloom");
+    /// let f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert("https://example.com/");
+    /// f.save(&path)?;
+    /// assert!(BloomFilter::load(&path)?.contains("https://example.com/"));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] (the temporary file is removed).
+    pub fn save<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
+        let path = path.as_ref();
+        let ctx = path.display().to_string();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| Error::Io {
+                kind: std::io::ErrorKind::InvalidInput,
+                message: format!("{ctx}: not a file path"),
+            })?
+            .to_string_lossy()
+            .into_owned();
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
+        let result = (|| {
+            let file = File::create(&tmp).map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            self.write_to(&mut w)?;
+            let file = w
+                .into_inner()
+                .map_err(|e| Error::io(e.error(), &tmp.display().to_string()))?;
+            file.sync_all()
+                .map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+            drop(file);
+            fs::rename(&tmp, path).map_err(|e| Error::io(&e, &ctx))?;
+            #[cfg(unix)]
+            File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io(&e, &dir.display().to_string()))?;
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    /// Loads a filter saved with [`save`](Self::save); see [`read_from`](Self::read_from) for
+    /// the errors.
+    pub fn load<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
+        BloomFilter::read_from(BufReader::with_capacity(1 << 20, file))
+    }
+}
