@@ -1,0 +1,274 @@
+//! Runs the real `blockbloom` binary.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use blockbloom_workload::{dup_stream, url, SplitMix64};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blockbloom-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A nasty input: URLs with repeats, CRLF lines, empty lines, invalid UTF-8, a 2 MiB line,
+/// and no newline at the end.
+fn nasty_input() -> Vec<u8> {
+    let (ids, _) = dup_stream(60_000, 0.5, 5);
+    let mut rng = SplitMix64::new(9);
+    let big = "x".repeat(2 << 20);
+    let mut v = Vec::new();
+    for id in ids {
+        match rng.below(50) {
+            0 => v.extend_from_slice(b"\r\n"),
+            1 => v.push(b'\n'),
+            2 => v.extend_from_slice(&[0xff, 0xfe, b'a', (id % 7) as u8, b'\n']),
+            3 => {
+                v.extend_from_slice(url(id).as_bytes());
+                v.extend_from_slice(b"\r\n");
+            }
+            4 if id % 100 == 0 => {
+                v.extend_from_slice(big.as_bytes());
+                v.push(b'\n');
+            }
+            _ => {
+                v.extend_from_slice(url(id).as_bytes());
+                v.push(b'\n');
+            }
+        }
+    }
+    v.extend_from_slice(b"no newline at the end");
+    v
+}
+
+/// What `awk '!seen[$0]++'` prints, computed exactly (lines without their newline).
+fn reference(input: &[u8]) -> Vec<Vec<u8>> {
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let mut seen = HashSet::new();
+    body.split(|&b| b == b'\n')
+        .filter(|l| seen.insert(l.to_vec()))
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+#[test]
+fn dedup_matches_awk_up_to_false_positives() {
+    let input = nasty_input();
+    let out = run(&["dedup", "--capacity", "100k", "--fpr", "0.001"], &input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').collect();
+    assert_eq!(
+        got.last(),
+        Some(&&b""[..]),
+        "every output line ends with a newline"
+    );
+    let got = &got[..got.len() - 1];
+    let want = reference(&input);
+    // Never a duplicate; order kept: `got` is a subsequence of `want`.
+    let distinct: HashSet<&[u8]> = got.iter().copied().collect();
+    assert_eq!(distinct.len(), got.len(), "a line was printed twice");
+    let mut it = want.iter();
+    for line in got {
+        assert!(
+            it.any(|w| w == line),
+            "line out of order or not in the awk output"
+        );
+    }
+    let missing = want.len() - got.len();
+    // At most the promised false positives: 0.1% of ~30k distinct lines, with a wide margin.
+    assert!(missing <= 20, "{missing} of {} lines missing", want.len());
+    // Cross-check with the real awk where it exists.
+    if let Ok(awk) = Command::new("awk")
+        .arg("!seen[$0]++")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        let mut awk = awk;
+        let mut stdin = awk.stdin.take().unwrap();
+        let data = input.clone();
+        let w = std::thread::spawn(move || stdin.write_all(&data));
+        let mut awk_out = Vec::new();
+        awk.stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut awk_out)
+            .unwrap();
+        awk.wait().unwrap();
+        let _ = w.join();
+        let awk_lines = awk_out.split(|&b| b == b'\n').count() - 1;
+        assert_eq!(awk_lines, want.len(), "reference disagrees with awk");
+    }
+}
+
+#[test]
+fn state_carries_across_runs_like_anew() {
+    let dir = temp_dir("state");
+    let state = dir.join("seen.bloom");
+    let state = state.to_str().unwrap();
+    let first: String = (0..5000).map(|i| url(i) + "\n").collect();
+    let second: String = (2500..7500).map(|i| url(i) + "\n").collect();
+    let out1 = run(
+        &[
+            "dedup",
+            "--capacity",
+            "1M",
+            "--fpr",
+            "1e-6",
+            "--state",
+            state,
+        ],
+        first.as_bytes(),
+    );
+    assert!(out1.status.success());
+    assert_eq!(out1.stdout, first.as_bytes());
+    let out2 = run(&["dedup", "--state", state], second.as_bytes());
+    assert!(out2.status.success());
+    let expect: String = (5000..7500).map(|i| url(i) + "\n").collect();
+    assert_eq!(String::from_utf8(out2.stdout).unwrap(), expect);
+    // stats and merge on the state file
+    let s = bin().args(["stats", state]).output().unwrap();
+    assert!(s.status.success());
+    let text = String::from_utf8(s.stdout).unwrap();
+    assert!(text.contains("estimated distinct keys"), "{text}");
+    let merged = dir.join("merged.bloom");
+    let m = bin()
+        .args(["merge", merged.to_str().unwrap(), state, state])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let out3 = run(
+        &["dedup", "--state", merged.to_str().unwrap()],
+        second.as_bytes(),
+    );
+    assert!(out3.stdout.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn exit_codes() {
+    // usage errors: 1
+    for args in [
+        vec!["dedup", "--fpr", "2"],
+        vec!["dedup", "--capacity", "0"],
+        vec!["dedup", "--no-such-flag"],
+        vec!["nonsense"],
+        vec!["calc"],
+        vec!["merge", "out.bloom"],
+    ] {
+        let out = run(&args, b"");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty());
+    }
+    // I/O and snapshot errors: 2, with a message naming the file
+    let dir = temp_dir("codes");
+    let corrupt = dir.join("corrupt.bloom");
+    std::fs::write(&corrupt, b"BLKBLOOM but not really a snapshot at all").unwrap();
+    let missing = dir.join("missing.txt");
+    for args in [
+        vec!["dedup".to_string(), missing.display().to_string()],
+        vec![
+            "dedup".into(),
+            "--state".into(),
+            corrupt.display().to_string(),
+        ],
+        vec!["stats".into(), corrupt.display().to_string()],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args, b"x\n");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("missing.txt") || err.contains("corrupt.bloom"),
+            "{err}"
+        );
+    }
+    // the corrupt state file was not overwritten
+    assert!(std::fs::read(&corrupt)
+        .unwrap()
+        .starts_with(b"BLKBLOOM but"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run(&["--help"], b"").status.code(), Some(0));
+}
+
+#[test]
+fn closed_pipe_ends_quietly() {
+    let mut child = bin()
+        .args(["dedup"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for i in 0..2_000_000u64 {
+            if stdin.write_all(format!("{i}\n").as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout); // like `| head`
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn calc_prints_the_right_sizes() {
+    let out = bin()
+        .args(["calc", "--capacity", "1e8", "--fpr", "0.01"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let t = String::from_utf8(out.stdout).unwrap();
+    // DESIGN §1: 118 MiB blocked, 114 MiB standard for 10^8 keys at 1% (not 958 MB).
+    assert!(t.contains("118.0 MiB"), "{t}");
+    assert!(t.contains("114.3 MiB"), "{t}");
+    assert!(t.contains("k = 6"), "{t}");
+    let table = bin().args(["calc", "--table"]).output().unwrap();
+    let t = String::from_utf8(table.stdout).unwrap();
+    assert!(t.contains("8.194e-3"), "{t}"); // m/n = 10, k = 7
+}
