@@ -2,10 +2,14 @@
 //! snapshots. Exit codes: 0 ok, 1 usage error, 2 I/O or snapshot error.
 
 use std::hash::{Hash, Hasher};
+use std::io::IsTerminal;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc::sync_channel;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
 use std::time::Instant;
 
 use blockbloom::math::{blocked_fpr, optimal_params, standard_fpr};
@@ -45,6 +49,10 @@ enum Cmd {
         #[arg(long)]
         state: Option<PathBuf>,
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
+        ///
+        /// (A progress line is shown on stderr whenever stderr is a terminal. Ctrl-C stops
+        /// reading, flushes what was printed and, with --state, saves the state, then exits
+        /// with status 130.)
         #[arg(long)]
         stats: bool,
     },
@@ -124,6 +132,7 @@ enum Failure {
     Usage(String),
     Io(String),
     BrokenPipe,
+    Interrupted,
 }
 
 impl From<blockbloom::Error> for Failure {
@@ -169,6 +178,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Interrupted) => {
+            eprintln!("blockbloom: interrupted");
+            ExitCode::from(130)
+        }
         Err(Failure::Usage(m)) => {
             eprintln!("blockbloom: {m}");
             ExitCode::from(1)
@@ -268,11 +281,32 @@ fn dedup(
         _ => BloomFilter::with_capacity(capacity, fpr)?,
     };
     let rx = spawn_reader(files.to_vec());
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = Arc::clone(&interrupted);
+        // If a handler cannot be installed (one already is), Ctrl-C keeps its default effect.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+    let progress = io::stderr().is_terminal().then(|| {
+        let p = indicatif::ProgressBar::new_spinner();
+        p.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                .expect("valid template"),
+        );
+        p
+    });
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     let (mut lines, mut printed) = (0u64, 0u64);
-    for chunk in rx {
-        let chunk = chunk.map_err(Failure::Io)?;
+    loop {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(c) => c.map_err(Failure::Io)?,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         let mut rest = &chunk[..];
         while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
             let line = &rest[..=nl];
@@ -283,6 +317,13 @@ fn dedup(
                 out.write_all(line).map_err(write_err)?;
             }
         }
+        if let Some(p) = &progress {
+            p.set_message(format!("{lines} lines read, {printed} printed"));
+            p.tick();
+        }
+    }
+    if let Some(p) = progress {
+        p.finish_and_clear();
     }
     out.flush().map_err(write_err)?;
     drop(out);
@@ -306,6 +347,9 @@ fn dedup(
             secs,
             lines as f64 / secs.max(1e-9) / 1e6
         );
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        return Err(Failure::Interrupted);
     }
     Ok(())
 }

@@ -272,3 +272,49 @@ fn calc_prints_the_right_sizes() {
     let t = String::from_utf8(table.stdout).unwrap();
     assert!(t.contains("8.194e-3"), "{t}"); // m/n = 10, k = 7
 }
+
+/// Ctrl-C with --state: what was printed is saved, so a rerun does not print it again.
+#[cfg(unix)]
+#[test]
+fn interrupt_saves_state() {
+    let dir = temp_dir("sigint");
+    let state = dir.join("seen.bloom");
+    let mut child = bin()
+        .args(["dedup", "--state", state.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let batch: String = (0..1000).map(|i| url(i) + "\n").collect();
+    stdin.write_all(batch.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // stdin stays open: the tool is waiting for more input when the signal arrives.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        out.stdout,
+        batch.as_bytes(),
+        "everything read before Ctrl-C was printed"
+    );
+    let again = run(
+        &["dedup", "--state", state.to_str().unwrap()],
+        batch.as_bytes(),
+    );
+    assert!(again.status.success());
+    assert!(again.stdout.is_empty(), "state was not saved on Ctrl-C");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
