@@ -48,6 +48,11 @@ enum Cmd {
         /// updated when the output pipe closes early (better a repeat than a lost line).
         #[arg(long)]
         state: Option<PathBuf>,
+        /// Threads that hash and check lines (default 1). Lines are routed to threads by a
+        /// cheap hash of their bytes, so every copy of a line goes to the same thread, in
+        /// input order: the first occurrence is still the one printed.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=64))]
+        threads: u8,
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
         ///
         /// (A progress line is shown on stderr whenever stderr is a terminal. Ctrl-C stops
@@ -165,8 +170,16 @@ fn main() -> ExitCode {
             capacity,
             fpr,
             state,
+            threads,
             stats,
-        } => dedup(&files, capacity, fpr, state.as_deref(), stats),
+        } => dedup(
+            &files,
+            capacity,
+            fpr,
+            state.as_deref(),
+            threads as usize,
+            stats,
+        ),
         Cmd::Calc {
             capacity,
             fpr,
@@ -272,6 +285,7 @@ fn dedup(
     capacity: u64,
     fpr: f64,
     state: Option<&Path>,
+    threads: usize,
     show_stats: bool,
 ) -> Result<(), Failure> {
     let start = Instant::now();
@@ -307,15 +321,21 @@ fn dedup(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        let mut rest = &chunk[..];
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
-            let line = &rest[..=nl];
-            rest = &rest[nl + 1..];
-            lines += 1;
-            if filter.insert_if_absent(&Line(&line[..nl])) {
-                printed += 1;
-                out.write_all(line).map_err(write_err)?;
+        if threads == 1 {
+            let mut rest = &chunk[..];
+            while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+                let line = &rest[..=nl];
+                rest = &rest[nl + 1..];
+                lines += 1;
+                if filter.insert_if_absent(&Line(&line[..nl])) {
+                    printed += 1;
+                    out.write_all(line).map_err(write_err)?;
+                }
             }
+        } else {
+            let (n, p) = dedup_chunk_parallel(&filter, &chunk, threads, &mut out)?;
+            lines += n;
+            printed += p;
         }
         if let Some(p) = &progress {
             p.set_message(format!("{lines} lines read, {printed} printed"));
@@ -352,6 +372,69 @@ fn dedup(
         return Err(Failure::Interrupted);
     }
     Ok(())
+}
+
+/// Routes a line to a thread: a cheap function of its length and last 16 bytes (where URLs
+/// differ), identical for identical lines.
+fn route(line: &[u8], threads: usize) -> usize {
+    let tail = &line[line.len().saturating_sub(16)..];
+    let mut h = line.len() as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    for c in tail.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    }
+    (((h >> 32) * threads as u64) >> 32) as usize
+}
+
+/// One chunk (whole lines) with `threads` threads: thread `t` checks, in input order, the
+/// lines routed to it, so all copies of a line are checked by one thread and the first
+/// one wins; then the kept lines are written in input order.
+fn dedup_chunk_parallel(
+    filter: &BloomFilter,
+    chunk: &[u8],
+    threads: usize,
+    out: &mut impl Write,
+) -> Result<(u64, u64), Failure> {
+    let mut bounds = Vec::new(); // (start, end) of each line, newline excluded
+    let mut start = 0;
+    for (i, &b) in chunk.iter().enumerate() {
+        if b == b'\n' {
+            bounds.push((start, i));
+            start = i + 1;
+        }
+    }
+    let mut keep = vec![false; bounds.len()];
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let bounds = &bounds;
+                s.spawn(move || {
+                    let mut kept = Vec::new();
+                    for (i, &(a, b)) in bounds.iter().enumerate() {
+                        let line = &chunk[a..b];
+                        if route(line, threads) == t && filter.insert_if_absent(&Line(line)) {
+                            kept.push(i);
+                        }
+                    }
+                    kept
+                })
+            })
+            .collect();
+        for w in workers {
+            for i in w.join().expect("worker panicked") {
+                keep[i] = true;
+            }
+        }
+    });
+    let mut printed = 0;
+    for (&(a, b), k) in bounds.iter().zip(keep) {
+        if k {
+            printed += 1;
+            out.write_all(&chunk[a..=b]).map_err(write_err)?;
+        }
+    }
+    Ok((bounds.len() as u64, printed))
 }
 
 fn human_bytes(b: f64) -> String {

@@ -78,8 +78,25 @@ fn reference(input: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn dedup_matches_awk_up_to_false_positives() {
+    for threads in ["1", "3"] {
+        check_against_awk(threads);
+    }
+}
+
+fn check_against_awk(threads: &str) {
     let input = nasty_input();
-    let out = run(&["dedup", "--capacity", "100k", "--fpr", "0.001"], &input);
+    let out = run(
+        &[
+            "dedup",
+            "--capacity",
+            "100k",
+            "--fpr",
+            "0.001",
+            "--threads",
+            threads,
+        ],
+        &input,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -180,6 +197,7 @@ fn exit_codes() {
     for args in [
         vec!["dedup", "--fpr", "2"],
         vec!["dedup", "--capacity", "0"],
+        vec!["dedup", "--threads", "0"],
         vec!["dedup", "--no-such-flag"],
         vec!["nonsense"],
         vec!["calc"],
