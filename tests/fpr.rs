@@ -16,13 +16,9 @@ fn bound(p: f64, n: u64) -> f64 {
     Z999 * (p * (1.0 - p) / n as f64).sqrt()
 }
 
-fn check(capacity: u64, target: f64, seed: u128) {
-    let f = BloomFilter::builder()
-        .capacity(capacity)
-        .fpr(target)
-        .seed(seed)
-        .build()
-        .unwrap();
+/// Fills `f` with URLs `0..capacity` and returns the share of URLs
+/// `capacity..capacity + QUERIES` (never inserted) that it reports present.
+fn fill_and_measure(f: &BloomFilter, capacity: u64) -> f64 {
     let mut buf = String::new();
     for i in 0..capacity {
         buf.clear();
@@ -35,7 +31,17 @@ fn check(capacity: u64, target: f64, seed: u128) {
         write_url(i, &mut buf);
         positives += f.contains(buf.as_str()) as u64;
     }
-    let measured = positives as f64 / QUERIES as f64;
+    positives as f64 / QUERIES as f64
+}
+
+fn check(capacity: u64, target: f64, seed: u128) {
+    let f = BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(target)
+        .seed(seed)
+        .build()
+        .unwrap();
+    let measured = fill_and_measure(&f, capacity);
     let bits_per_key = f.num_bits() as f64 / capacity as f64;
     let theory = blocked_fpr(bits_per_key, f.num_hashes());
     let estimated = f.estimated_fpr();
@@ -101,19 +107,7 @@ fn standard_sizing_would_miss_the_target() {
         .seed(4)
         .build()
         .unwrap();
-    let mut buf = String::new();
-    for i in 0..capacity {
-        buf.clear();
-        write_url(i, &mut buf);
-        f.insert(buf.as_str());
-    }
-    let mut positives = 0u64;
-    for i in capacity..capacity + QUERIES {
-        buf.clear();
-        write_url(i, &mut buf);
-        positives += f.contains(buf.as_str()) as u64;
-    }
-    let measured = positives as f64 / QUERIES as f64;
+    let measured = fill_and_measure(&f, capacity);
     assert!(
         measured > 0.001 + bound(0.001, QUERIES),
         "standard sizing measured {measured}"

@@ -2,11 +2,7 @@
 //! (Its own test binary, so no other test's allocations move the resident-set figure.)
 
 #[cfg(target_os = "linux")]
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
-    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-    pages * 4096
-}
+use blockbloom_workload::resident_bytes;
 
 #[cfg(target_os = "linux")]
 #[test]

@@ -159,6 +159,18 @@ pub fn dup_stream(len: usize, dup_fraction: f64, seed: u64) -> (Vec<u64>, u64) {
     (out, next)
 }
 
+/// This process's resident set size in bytes (Linux: from `/proc/self/statm`).
+#[cfg(target_os = "linux")]
+pub fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("statm's second field");
+    pages * 4096
+}
+
 /// A global allocator that counts live heap bytes, for measuring (not estimating) the memory
 /// of a `HashSet<String>` in examples and benchmarks:
 ///
