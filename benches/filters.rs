@@ -214,6 +214,57 @@ fn keys_for(w: &Workload, op: Op) -> Vec<&str> {
     }
 }
 
+/// Runs `iters` operations over `keys`, continuing from `*cursor`, in batches that end where
+/// the keys run out; there the structure is reset (untimed) if the operation writes.
+/// `run` performs and times one batch.
+fn timed_passes<S>(
+    set: &mut S,
+    keys: &[&str],
+    cursor: &mut usize,
+    iters: u64,
+    writes: bool,
+    reset: impl Fn(&mut S),
+    mut run: impl FnMut(&mut S, &[&str]) -> Duration,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters as usize;
+    while left > 0 {
+        if *cursor == keys.len() {
+            if writes {
+                reset(set);
+            }
+            *cursor = 0;
+        }
+        let end = keys.len().min(*cursor + left);
+        total += run(set, &keys[*cursor..end]);
+        left -= end - *cursor;
+        *cursor = end;
+    }
+    total
+}
+
+fn apply_seq<S: SeqSet>(set: &mut S, op: Op, k: &str) -> usize {
+    match op {
+        Op::Insert => {
+            set.insert(k);
+            0
+        }
+        Op::InsertIfAbsent => set.insert_if_absent(k) as usize,
+        _ => set.contains(k) as usize,
+    }
+}
+
+fn apply_shared<S: SharedSet>(set: &S, op: Op, k: &str) -> usize {
+    match op {
+        Op::Insert => {
+            set.insert(k);
+            0
+        }
+        Op::InsertIfAbsent => set.insert_if_absent(k) as usize,
+        _ => set.contains(k) as usize,
+    }
+}
+
 fn bench_seq<S: SeqSet>(c: &mut Criterion, w: &Workload, name: &str, set: &mut S) {
     for (op, op_name) in OPS {
         let keys = keys_for(w, op);
@@ -223,34 +274,22 @@ fn bench_seq<S: SeqSet>(c: &mut Criterion, w: &Workload, name: &str, set: &mut S
         let mut cursor = 0usize;
         g.bench_function(BenchmarkId::new(name, w.n), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut left = iters as usize;
-                let mut found = 0usize;
-                while left > 0 {
-                    if cursor == keys.len() {
-                        if writes {
-                            set.reset(&w.fresh);
-                        }
-                        cursor = 0;
-                    }
-                    let end = keys.len().min(cursor + left);
-                    let t = Instant::now();
-                    for k in &keys[cursor..end] {
-                        found += match op {
-                            Op::Insert => {
-                                set.insert(k);
-                                0
-                            }
-                            Op::InsertIfAbsent => set.insert_if_absent(k) as usize,
-                            _ => set.contains(k) as usize,
-                        };
-                    }
-                    total += t.elapsed();
-                    left -= end - cursor;
-                    cursor = end;
-                }
-                std::hint::black_box(found);
-                total
+                let reset = |s: &mut S| SeqSet::reset(s, &w.fresh);
+                timed_passes(
+                    set,
+                    &keys,
+                    &mut cursor,
+                    iters,
+                    writes,
+                    reset,
+                    |set, batch| {
+                        let t = Instant::now();
+                        let found: usize = batch.iter().map(|k| apply_seq(set, op, k)).sum();
+                        let elapsed = t.elapsed();
+                        std::hint::black_box(found);
+                        elapsed
+                    },
+                )
             })
         });
         g.finish();
@@ -275,52 +314,37 @@ fn bench_shared<S: SharedSet>(
         let mut cursor = 0usize;
         g.bench_function(BenchmarkId::new(name, w.n), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut left = iters as usize;
-                while left > 0 {
-                    if cursor == keys.len() {
-                        if writes {
-                            set.reset(&w.fresh);
-                        }
-                        cursor = 0;
-                    }
-                    let end = keys.len().min(cursor + left);
-                    let batch = &keys[cursor..end];
-                    let per = batch.len().div_ceil(threads);
-                    let barrier = Barrier::new(threads + 1);
-                    let shared: &S = set;
-                    total += std::thread::scope(|s| {
-                        for part in batch.chunks(per.max(1)) {
-                            let barrier = &barrier;
-                            s.spawn(move || {
-                                barrier.wait();
-                                let mut found = 0usize;
-                                for k in part {
-                                    found += match op {
-                                        Op::Insert => {
-                                            shared.insert(k);
-                                            0
-                                        }
-                                        Op::InsertIfAbsent => shared.insert_if_absent(k) as usize,
-                                        _ => shared.contains(k) as usize,
-                                    };
-                                }
-                                std::hint::black_box(found);
-                            });
-                        }
-                        for _ in batch.chunks(per.max(1)).len()..threads {
-                            s.spawn(|| barrier.wait());
-                        }
-                        barrier.wait();
-                        let t = Instant::now();
-                        // scope joins all threads before returning
-                        t
-                    })
-                    .elapsed();
-                    left -= end - cursor;
-                    cursor = end;
-                }
-                total
+                let reset = |s: &mut S| SharedSet::reset(s, &w.fresh);
+                timed_passes(
+                    set,
+                    &keys,
+                    &mut cursor,
+                    iters,
+                    writes,
+                    reset,
+                    |set, batch| {
+                        let per = batch.len().div_ceil(threads).max(1);
+                        let barrier = Barrier::new(threads + 1);
+                        let shared: &S = set;
+                        std::thread::scope(|s| {
+                            for part in batch.chunks(per) {
+                                let barrier = &barrier;
+                                s.spawn(move || {
+                                    barrier.wait();
+                                    let found: usize =
+                                        part.iter().map(|k| apply_shared(shared, op, k)).sum();
+                                    std::hint::black_box(found);
+                                });
+                            }
+                            for _ in batch.chunks(per).len()..threads {
+                                s.spawn(|| barrier.wait());
+                            }
+                            barrier.wait();
+                            Instant::now() // the scope joins all threads before returning
+                        })
+                        .elapsed()
+                    },
+                )
             })
         });
         g.finish();
