@@ -13,5 +13,7 @@ mod storage;
 mod sync;
 
 pub use error::Error;
-pub use filter::{BloomFilter, Builder, Probe};
+pub use filter::{BloomFilter, Builder, Probe, PREFETCH_DISTANCE};
 pub use hash::{HASH_ALGORITHM_ID, MAX_HASHES};
+#[cfg(feature = "rayon")]
+pub use par::PAR_CHUNK;

@@ -9,9 +9,18 @@ use rayon::prelude::*;
 
 use crate::BloomFilter;
 
+/// Keys per rayon task in [`BloomFilter::par_insert_if_absent`] and
+/// [`BloomFilter::par_contains`]: large enough that the prefetch pipeline's warm-up and
+/// rayon's per-task cost vanish, small enough to balance the load across threads.
+pub const PAR_CHUNK: usize = 4096;
+
 impl BloomFilter {
     /// Calls [`insert_if_absent`](Self::insert_if_absent) for every key, in parallel on
     /// rayon's pool, and returns the answers in the order of `keys`.
+    ///
+    /// Each rayon task takes a chunk of [`PAR_CHUNK`] keys through
+    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch), so the hashing and prefetching
+    /// pipeline runs on every core.
     ///
     /// The contract is the one-at-a-time contract: if `keys` holds the same new key twice,
     /// exactly one of its answers is `true` (at most one, if another key races it for a bit).
@@ -25,7 +34,31 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn par_insert_if_absent<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
-        keys.par_iter().map(|k| self.insert_if_absent(k)).collect()
+        let mut out = vec![false; keys.len()];
+        keys.par_chunks(PAR_CHUNK)
+            .zip(out.par_chunks_mut(PAR_CHUNK))
+            .for_each(|(k, o)| self.insert_if_absent_batch(k, o));
+        out
+    }
+
+    /// Calls [`contains`](Self::contains) for every key, in parallel chunks through
+    /// [`contains_batch`](Self::contains_batch), and returns the answers in the order of
+    /// `keys`.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let seen = BloomFilter::with_capacity(1000, 0.001)?;
+    /// seen.insert("https://a.example/");
+    /// let known = seen.par_contains(&["https://a.example/", "https://b.example/"]);
+    /// assert_eq!(known, [true, false]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn par_contains<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
+        let mut out = vec![false; keys.len()];
+        keys.par_chunks(PAR_CHUNK)
+            .zip(out.par_chunks_mut(PAR_CHUNK))
+            .for_each(|(k, o)| self.contains_batch(k, o));
+        out
     }
 
     /// Inserts every key of a parallel iterator.

@@ -1,0 +1,170 @@
+//! The batched (prefetching) operations give exactly the answers of the one-at-a-time calls,
+//! leave the same bits behind, and keep the concurrency contract.
+
+use blockbloom::{BloomFilter, PREFETCH_DISTANCE};
+use blockbloom_workload::{dup_stream, url, SplitMix64};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Barrier;
+
+fn pair(capacity: u64, fpr: f64, seed: u128) -> (BloomFilter, BloomFilter) {
+    let make = || {
+        BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(seed)
+            .build()
+            .unwrap()
+    };
+    (make(), make())
+}
+
+fn same_bits(a: &BloomFilter, b: &BloomFilter) -> bool {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    a.write_to(&mut x).unwrap();
+    b.write_to(&mut y).unwrap();
+    x == y
+}
+
+/// Batch sizes around the pipeline's depth, where the warm-up and drain code paths differ.
+fn lengths() -> Vec<usize> {
+    let d = PREFETCH_DISTANCE;
+    vec![0, 1, 2, d - 1, d, d + 1, 2 * d + 3, 1000, 20_000]
+}
+
+#[test]
+fn insert_if_absent_batch_equals_one_at_a_time() {
+    // A 50%-duplicate URL stream, filled past capacity so false positives occur too.
+    let (ids, distinct) = dup_stream(60_000, 0.5, 1);
+    let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
+    let (batched, single) = pair(distinct / 2, 0.01, 11);
+    let mut start = 0;
+    for len in lengths().into_iter().cycle() {
+        if start >= links.len() {
+            break;
+        }
+        let chunk = &links[start..(start + len).min(links.len())];
+        let mut got = vec![false; chunk.len()];
+        batched.insert_if_absent_batch(chunk, &mut got);
+        let want: Vec<bool> = chunk.iter().map(|u| single.insert_if_absent(u)).collect();
+        assert_eq!(got, want, "batch at {start}..+{len}");
+        start += chunk.len();
+    }
+    assert!(same_bits(&batched, &single));
+}
+
+#[test]
+fn contains_and_insert_batch_equal_one_at_a_time() {
+    let (batched, single) = pair(10_000, 0.01, 5);
+    let keys: Vec<u64> = (0..10_000).collect();
+    batched.insert_batch(&keys);
+    keys.iter().for_each(|k| single.insert(k));
+    assert!(same_bits(&batched, &single));
+
+    let probes: Vec<u64> = (5_000..40_000).collect();
+    for len in lengths() {
+        let chunk = &probes[..len.min(probes.len())];
+        let mut got = vec![true; chunk.len()];
+        batched.contains_batch(chunk, &mut got);
+        let want: Vec<bool> = chunk.iter().map(|k| single.contains(k)).collect();
+        assert_eq!(got, want, "len {len}");
+    }
+    // Members are all found (no false negatives), and some non-members are not.
+    let mut got = vec![false; probes.len()];
+    batched.contains_batch(&probes, &mut got);
+    assert!(got[..5_000].iter().all(|&b| b));
+    assert!(got[5_000..].iter().filter(|&&b| b).count() < 35_000 / 50);
+}
+
+#[test]
+fn a_key_repeated_within_a_batch_wins_once() {
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .fpr(0.001)
+        .seed(2)
+        .build()
+        .unwrap();
+    // Repeats closer than, at, and farther than the prefetch distance.
+    let keys: Vec<&str> = ["a", "a", "b", "c"]
+        .into_iter()
+        .chain(std::iter::repeat("x").take(PREFETCH_DISTANCE))
+        .chain(["a", "b", "c", "d"])
+        .collect();
+    let mut out = vec![false; keys.len()];
+    f.insert_if_absent_batch(&keys, &mut out);
+    let mut want = vec![false; keys.len()];
+    want[0] = true; // a
+    want[2] = true; // b
+    want[3] = true; // c
+    want[4] = true; // x
+    want[keys.len() - 1] = true; // d
+    assert_eq!(out, want);
+}
+
+#[test]
+#[should_panic(expected = "one answer slot per key")]
+fn mismatched_output_length_panics() {
+    let f = BloomFilter::with_capacity(100, 0.01).unwrap();
+    f.insert_if_absent_batch(&[1u64, 2, 3], &mut [false; 2]);
+}
+
+/// As tests/concurrency.rs, with every thread going through the batched path: no key is
+/// claimed twice, none is lost.
+#[test]
+fn concurrent_batches_keep_at_most_one_winner() {
+    const DISTINCT: u64 = 100_000;
+    const THREADS: usize = 4;
+    let keys: Vec<String> = (0..DISTINCT).map(url).collect();
+    let f = BloomFilter::builder()
+        .capacity(DISTINCT)
+        .fpr(0.01)
+        .seed(9)
+        .build()
+        .unwrap();
+    let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
+    let barrier = Barrier::new(THREADS);
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
+            s.spawn(move || {
+                let mut order: Vec<u64> = (0..DISTINCT).collect();
+                SplitMix64::new(t as u64).shuffle(&mut order);
+                let mine: Vec<&str> = order.iter().map(|&i| keys[i as usize].as_str()).collect();
+                let mut out = vec![false; 777];
+                barrier.wait();
+                for (chunk, ids) in mine.chunks(777).zip(order.chunks(777)) {
+                    let out = &mut out[..chunk.len()];
+                    f.insert_if_absent_batch(chunk, out);
+                    for (&won, &i) in out.iter().zip(ids) {
+                        winners[i as usize].fetch_add(won as u8, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let mut total = 0u64;
+    for (i, w) in winners.iter().enumerate() {
+        let w = w.load(Ordering::Relaxed);
+        assert!(w <= 1, "key {i} was claimed {w} times");
+        total += w as u64;
+    }
+    let mut found = vec![false; keys.len()];
+    f.contains_batch(&keys, &mut found);
+    assert!(found.iter().all(|&b| b), "false negative");
+    assert!(total as f64 >= DISTINCT as f64 * 0.985, "only {total} winners");
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_contains_matches_contains() {
+    let f = BloomFilter::builder()
+        .capacity(20_000)
+        .fpr(0.01)
+        .seed(4)
+        .build()
+        .unwrap();
+    let keys: Vec<u64> = (0..50_000).collect();
+    f.par_insert((0..20_000u64).map(|i| i * 2).collect::<Vec<_>>());
+    let got = f.par_contains(&keys);
+    let want: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+    assert_eq!(got, want);
+}
