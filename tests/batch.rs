@@ -150,7 +150,10 @@ fn concurrent_batches_keep_at_most_one_winner() {
     let mut found = vec![false; keys.len()];
     f.contains_batch(&keys, &mut found);
     assert!(found.iter().all(|&b| b), "false negative");
-    assert!(total as f64 >= DISTINCT as f64 * 0.985, "only {total} winners");
+    assert!(
+        total as f64 >= DISTINCT as f64 * 0.985,
+        "only {total} winners"
+    );
 }
 
 #[cfg(feature = "rayon")]

@@ -258,3 +258,32 @@ fn union_racing_insert_if_absent() {
         assert!(f.contains(&k[0]) && f.contains(&k[1]));
     });
 }
+
+/// The batched path runs the same per-key protocol (the prefetch hint is a no-op under
+/// loom): two threads pass the same two new keys in opposite orders through
+/// `insert_if_absent_batch`; each key is won exactly once, and both are present afterwards.
+#[test]
+fn batches_in_opposite_orders_one_winner_per_key() {
+    loom::model(|| {
+        let f = tiny(1);
+        let ks = keys(&f, 2, 0);
+        let (x, y) = (ks[0], ks[1]);
+        let spawn = |order: [u64; 2]| {
+            let f = Arc::clone(&f);
+            thread::spawn(move || {
+                let mut out = [false; 2];
+                f.insert_if_absent_batch(&order, &mut out);
+                out
+            })
+        };
+        let a = spawn([x, y]);
+        let b = spawn([y, x]);
+        let (a, b) = (a.join().unwrap(), b.join().unwrap());
+        // a answers [x, y], b answers [y, x]
+        assert_eq!(a[0] as u32 + b[1] as u32, 1, "x won {:?} {:?}", a, b);
+        assert_eq!(a[1] as u32 + b[0] as u32, 1, "y won {:?} {:?}", a, b);
+        let mut found = [false; 2];
+        f.contains_batch(&[x, y], &mut found);
+        assert_eq!(found, [true, true]);
+    });
+}
