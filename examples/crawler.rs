@@ -7,8 +7,10 @@
 //!
 //! Each "fetched" page yields ~40 links: site-wide navigation (the same 30 on every page),
 //! a few neighbours, and links anywhere in a universe of 5 million URLs. At every level the
-//! links discovered by all pages are checked in parallel with `insert_if_absent`; only the
-//! `true`s enter the next frontier, so no page is ever fetched twice (checked at the end).
+//! links discovered by all pages are checked in parallel with `par_insert_if_absent`, which
+//! gives each rayon task a chunk of links through the batched, prefetching
+//! `insert_if_absent_batch`; only the `true`s enter the next frontier, so no page is ever
+//! fetched twice (checked at the end).
 
 use blockbloom::BloomFilter;
 use blockbloom_workload::{url, SplitMix64};
@@ -50,10 +52,12 @@ fn main() {
             .flat_map_iter(|&p| links_of(p))
             .collect();
         discovered += links.len() as u64;
+        let link_urls: Vec<String> = links.par_iter().map(|&l| url(l)).collect();
+        let fresh: Vec<bool> = seen.par_insert_if_absent(&link_urls);
         let next: Vec<u64> = links
-            .par_iter()
-            .copied()
-            .filter(|&l| seen.insert_if_absent(&url(l)))
+            .iter()
+            .zip(&fresh)
+            .filter_map(|(&l, &new)| new.then_some(l))
             .collect();
         println!(
             "level {level}: fetched {:>8} pages, {:>9} links found, {:>8} new",

@@ -22,7 +22,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -951,7 +951,7 @@ fn targets(r: &mut Report) {
             );
         }
     }
-    for (n, t, huge, limit) in r.limits.clone() {
+    for (n, t, huge, limit) in r.limits.clone().into_iter().filter(|l| l.0 == large) {
         let peer = if huge {
             "blockbloom batched +huge pages"
         } else {
@@ -1026,8 +1026,10 @@ fn physical_limit(r: &mut Report) {
     r.md.push('\n');
 }
 
-/// Same-key race: every thread runs insert_if_absent over the same keys in the same order;
-/// a key answered `true` more than once would be crawled more than once.
+/// Same-key race: every thread runs insert_if_absent over the same keys in the same order,
+/// all threads meeting at a spin barrier before each key, so that they really do call it on
+/// the same new key at the same moment; a key answered `true` more than once would be
+/// crawled more than once.
 fn contention(r: &mut Report) {
     r.section("Contention: same-key race");
     let threads = *r.cfg.threads.last().unwrap();
@@ -1037,15 +1039,26 @@ fn contention(r: &mut Report) {
     let _ = write!(
         r.md,
         "{threads} threads each call insert_if_absent on the same {n} new URLs in the same order, \
-         released together; 3 rounds on fresh filters. A key with more than one `true` would be \
-         fetched twice by a crawler.\n\n\
+         meeting at a spin barrier before every key so that each key is raced; 3 rounds on fresh \
+         filters. A key with more than one `true` would be fetched twice by a crawler.\n\n\
          | structure | keys claimed more than once | keys claimed by nobody (false positives) |\n\
          |---|---:|---:|\n"
     );
     let race = |iaa: &(dyn Fn(&str) -> bool + Sync)| -> (usize, usize) {
         let wins: Vec<AtomicU8> = (0..n).map(|_| AtomicU8::new(0)).collect();
+        let arrived = AtomicUsize::new(0);
         measure::on_threads(threads, |_| {
             for (i, k) in keys.iter().enumerate() {
+                arrived.fetch_add(1, Ordering::AcqRel);
+                let mut spins = 0u32;
+                while arrived.load(Ordering::Acquire) < threads * (i + 1) {
+                    spins += 1;
+                    if spins % 1024 == 0 {
+                        std::thread::yield_now(); // more threads than cores
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
                 if iaa(k) {
                     wins[i].fetch_add(1, Ordering::Relaxed);
                 }
