@@ -30,7 +30,8 @@ use std::time::Instant;
 static ALLOC: CountingAlloc = CountingAlloc;
 
 const FPR: f64 = 0.01;
-const USAGE: &str = "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...]";
+const USAGE: &str =
+    "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...] [--reps N]";
 
 /// What one run measures.
 struct Config {
@@ -54,6 +55,7 @@ impl Config {
         let mut urls = None;
         let mut out = PathBuf::from("target/report");
         let mut sizes = None;
+        let mut reps = None;
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
@@ -65,6 +67,13 @@ impl Config {
                     let parsed: Result<Vec<u64>, _> =
                         list.split(',').map(|s| s.trim().parse::<u64>()).collect();
                     sizes = Some(parsed.map_err(|e| format!("--sizes {list}: {e}"))?);
+                }
+                "--reps" => {
+                    let r = args.next().ok_or("--reps needs N")?;
+                    reps = Some(r.parse::<usize>().map_err(|e| format!("--reps {r}: {e}"))?);
+                    if reps == Some(0) {
+                        return Err("--reps must be at least 1".into());
+                    }
                 }
                 "-h" | "--help" => return Err(USAGE.into()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
@@ -86,7 +95,7 @@ impl Config {
                 vec![1_000_000, 50_000_000]
             }),
             ops: if quick { 1 << 16 } else { 1 << 20 },
-            reps: if quick { 1 } else { 3 },
+            reps: reps.unwrap_or(if quick { 1 } else { 5 }),
             threads,
             memory_sizes: if quick {
                 vec![100_000, 1_000_000]
