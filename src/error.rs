@@ -20,6 +20,11 @@ pub enum Error {
     MissingCapacity,
     /// A number of hash functions outside `1..=MAX_HASHES`.
     InvalidHashes(u32),
+    /// A [`GrowableBloomFilter`](crate::GrowableBloomFilter) growth factor below 2 or a
+    /// tightening ratio outside (0, 1).
+    InvalidGrowth(&'static str),
+    /// An [`AtomicBitSet`](crate::AtomicBitSet) of universe 0 was requested.
+    EmptyUniverse,
     /// A filter of zero bits was requested.
     InvalidBits(u64),
     /// The requested filter does not fit this machine's address space.
@@ -86,6 +91,8 @@ impl fmt::Display for Error {
                 "number of hash functions must be in 1..={}, got {k}",
                 crate::MAX_HASHES
             ),
+            Error::InvalidGrowth(why) => write!(f, "invalid growth parameters: {why}"),
+            Error::EmptyUniverse => f.write_str("a bitset needs a universe of at least 1 id"),
             Error::InvalidBits(b) => write!(f, "a filter needs at least 1 bit, got {b}"),
             Error::TooLarge { bytes } => write!(
                 f,

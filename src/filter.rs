@@ -270,7 +270,7 @@ impl Builder {
 
 /// 128 random bits from std's per-process random hashing keys (seeded by the OS), mixed
 /// with a counter so that filters built in a row get different seeds.
-fn random_seed() -> u128 {
+pub(crate) fn random_seed() -> u128 {
     use std::collections::hash_map::RandomState;
     use std::hash::BuildHasher;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -362,7 +362,7 @@ impl BloomFilter {
     }
 
     #[inline(always)]
-    fn contains_hash(&self, h: u64) -> bool {
+    pub(crate) fn contains_hash(&self, h: u64) -> bool {
         let b = &self.blocks[block_index(h, self.nblocks)];
         let mut present = true;
         for (word, m) in b.0.iter().zip(block_mask(h, self.k)) {
@@ -456,7 +456,7 @@ impl BloomFilter {
     }
 
     #[inline(always)]
-    fn insert_if_absent_hash(&self, h: u64) -> bool {
+    pub(crate) fn insert_if_absent_hash(&self, h: u64) -> bool {
         let b = &self.blocks[block_index(h, self.nblocks)];
         let mut missing = [0u64; WORDS];
         let mut nonzero = 0u32; // bit w set <=> word w has missing bits

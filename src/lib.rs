@@ -1,10 +1,14 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+mod bitset;
 mod block;
+mod counting;
 mod error;
 mod filter;
+mod growable;
 mod hash;
+mod layers;
 pub mod math;
 #[cfg(feature = "rayon")]
 mod par;
@@ -12,8 +16,11 @@ mod snapshot;
 mod storage;
 mod sync;
 
+pub use bitset::AtomicBitSet;
+pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
 pub use filter::{BloomFilter, Builder, Probe, PREFETCH_DISTANCE};
+pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{HASH_ALGORITHM_ID, MAX_HASHES};
 #[cfg(feature = "rayon")]
 pub use par::PAR_CHUNK;

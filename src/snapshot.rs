@@ -26,7 +26,7 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::block::{BLOCK_BYTES, WORDS};
+use crate::block::{Block, BLOCK_BYTES, WORDS};
 use crate::error::Error;
 use crate::storage::{byte_size, Blocks};
 use crate::sync::Ordering::Relaxed;
@@ -46,6 +46,181 @@ fn u32_at(h: &[u8], at: usize) -> u32 {
 
 fn u64_at(h: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(h[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The header fields of a snapshot (see the format table above). An [`AtomicBitSet`]
+/// snapshot uses the same layout with its own magic, hash id 0, seed 0, `k` 0, the universe
+/// in the capacity field and 0 for the rate.
+///
+/// [`AtomicBitSet`]: crate::AtomicBitSet
+pub(crate) struct Header {
+    pub(crate) magic: [u8; 8],
+    pub(crate) hash_id: u32,
+    pub(crate) seed: u128,
+    pub(crate) nblocks: u64,
+    pub(crate) k: u32,
+    pub(crate) capacity: u64,
+    pub(crate) fpr_bits: u64,
+}
+
+/// Writes `header`, the blocks and the checksum.
+pub(crate) fn write_snapshot<W: Write>(
+    mut out: W,
+    h: &Header,
+    blocks: &[Block],
+) -> Result<(), Error> {
+    let mut digest = Xxh3::new();
+    let mut header = [0u8; HEADER_BYTES];
+    header[0..8].copy_from_slice(&h.magic);
+    header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header[12..16].copy_from_slice(&h.hash_id.to_le_bytes());
+    header[16..32].copy_from_slice(&h.seed.to_le_bytes());
+    header[32..40].copy_from_slice(&h.nblocks.to_le_bytes());
+    header[40..44].copy_from_slice(&h.k.to_le_bytes());
+    header[48..56].copy_from_slice(&h.capacity.to_le_bytes());
+    header[56..64].copy_from_slice(&h.fpr_bits.to_le_bytes());
+    digest.update(&header);
+    out.write_all(&header)
+        .map_err(|e| Error::io(&e, "writing snapshot"))?;
+
+    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
+    for chunk in blocks.chunks(CHUNK_BLOCKS) {
+        buf.clear();
+        for block in chunk {
+            for word in &block.0 {
+                buf.extend_from_slice(&word.load(Relaxed).to_le_bytes());
+            }
+        }
+        digest.update(&buf);
+        out.write_all(&buf)
+            .map_err(|e| Error::io(&e, "writing snapshot"))?;
+    }
+    out.write_all(&digest.digest().to_le_bytes())
+        .map_err(|e| Error::io(&e, "writing snapshot"))?;
+    out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
+}
+
+/// Reads a snapshot with magic `magic`: checks the magic, version and reserved field, lets
+/// `validate` check the other header fields *before* anything is allocated, then streams the
+/// blocks into a lazily zeroed allocation and checks the checksum and the end of input.
+pub(crate) fn read_snapshot<R: Read>(
+    mut input: R,
+    magic: [u8; 8],
+    validate: impl FnOnce(&Header) -> Result<(), Error>,
+) -> Result<(Header, Blocks), Error> {
+    let mut digest = Xxh3::new();
+    let mut header = [0u8; HEADER_BYTES];
+    input
+        .read_exact(&mut header)
+        .map_err(|e| Error::io(&e, "reading snapshot"))?;
+    if header[0..8] != magic {
+        return Err(Error::BadMagic);
+    }
+    let version = u32_at(&header, 8);
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion(version));
+    }
+    let h = Header {
+        magic,
+        hash_id: u32_at(&header, 12),
+        seed: u128::from_le_bytes(header[16..32].try_into().expect("16 bytes")),
+        nblocks: u64_at(&header, 32),
+        k: u32_at(&header, 40),
+        capacity: u64_at(&header, 48),
+        fpr_bits: u64_at(&header, 56),
+    };
+    if u32_at(&header, 44) != 0 {
+        return Err(Error::InvalidSnapshot("reserved header field is not zero"));
+    }
+    validate(&h)?;
+    if h.nblocks == 0 {
+        return Err(Error::InvalidSnapshot("zero blocks"));
+    }
+    let len = usize::try_from(h.nblocks).map_err(|_| Error::TooLarge {
+        bytes: h.nblocks as u128 * BLOCK_BYTES as u128,
+    })?;
+    byte_size(len)?;
+    digest.update(&header);
+
+    let blocks = Blocks::zeroed(len)?;
+    let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
+    for chunk in blocks.chunks(CHUNK_BLOCKS) {
+        let bytes = &mut buf[..chunk.len() * BLOCK_BYTES];
+        input
+            .read_exact(bytes)
+            .map_err(|e| Error::io(&e, "reading snapshot"))?;
+        digest.update(bytes);
+        let mut words = bytes.chunks_exact(8);
+        for block in chunk {
+            for word in &block.0[..WORDS] {
+                let w = u64::from_le_bytes(words.next().expect("sized").try_into().expect("8"));
+                if w != 0 {
+                    word.store(w, Relaxed); // zero words stay untouched pages
+                }
+            }
+        }
+    }
+    let mut stored = [0u8; 8];
+    input
+        .read_exact(&mut stored)
+        .map_err(|e| Error::io(&e, "reading snapshot"))?;
+    let stored = u64::from_le_bytes(stored);
+    let computed = digest.digest();
+    if stored != computed {
+        return Err(Error::ChecksumMismatch { stored, computed });
+    }
+    let mut extra = [0u8; 1];
+    match input.read(&mut extra) {
+        Ok(0) => {}
+        Ok(_) => return Err(Error::InvalidSnapshot("data after the checksum")),
+        Err(e) => return Err(Error::io(&e, "reading snapshot")),
+    }
+    Ok((h, blocks))
+}
+
+/// Writes through `write` to a temporary file next to `path`, fsyncs it, renames it over
+/// `path` and fsyncs the directory (see [`BloomFilter::save`]).
+pub(crate) fn save_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let ctx = path.display().to_string();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::Io {
+            kind: std::io::ErrorKind::InvalidInput,
+            message: format!("{ctx}: not a file path"),
+        })?
+        .to_string_lossy()
+        .into_owned();
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
+    let result = (|| {
+        let file = File::create(&tmp).map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(e.error(), &tmp.display().to_string()))?;
+        file.sync_all()
+            .map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+        drop(file);
+        fs::rename(&tmp, path).map_err(|e| Error::io(&e, &ctx))?;
+        #[cfg(unix)]
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(&e, &dir.display().to_string()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
 impl BloomFilter {
@@ -69,36 +244,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] when `out` fails.
-    pub fn write_to<W: Write>(&self, mut out: W) -> Result<(), Error> {
-        let mut digest = Xxh3::new();
-        let mut header = [0u8; HEADER_BYTES];
-        header[0..8].copy_from_slice(&MAGIC);
-        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        header[12..16].copy_from_slice(&HASH_ALGORITHM_ID.to_le_bytes());
-        header[16..32].copy_from_slice(&self.seed().to_le_bytes());
-        header[32..40].copy_from_slice(&(self.num_blocks() as u64).to_le_bytes());
-        header[40..44].copy_from_slice(&self.num_hashes().to_le_bytes());
-        header[48..56].copy_from_slice(&self.capacity().to_le_bytes());
-        header[56..64].copy_from_slice(&self.target_fpr().to_bits().to_le_bytes());
-        digest.update(&header);
-        out.write_all(&header)
-            .map_err(|e| Error::io(&e, "writing snapshot"))?;
-
-        let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
-        for chunk in self.blocks().chunks(CHUNK_BLOCKS) {
-            buf.clear();
-            for block in chunk {
-                for word in &block.0 {
-                    buf.extend_from_slice(&word.load(Relaxed).to_le_bytes());
-                }
-            }
-            digest.update(&buf);
-            out.write_all(&buf)
-                .map_err(|e| Error::io(&e, "writing snapshot"))?;
-        }
-        out.write_all(&digest.digest().to_le_bytes())
-            .map_err(|e| Error::io(&e, "writing snapshot"))?;
-        out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
+    pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
+        let header = Header {
+            magic: MAGIC,
+            hash_id: HASH_ALGORITHM_ID,
+            seed: self.seed(),
+            nblocks: self.num_blocks() as u64,
+            k: self.num_hashes(),
+            capacity: self.capacity(),
+            fpr_bits: self.target_fpr().to_bits(),
+        };
+        write_snapshot(out, &header, self.blocks())
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save),
@@ -116,85 +272,29 @@ impl BloomFilter {
     /// assert_eq!(BloomFilter::read_from(&b"not a filter"[..]).unwrap_err(), Error::Truncated);
     /// assert_eq!(BloomFilter::read_from(&[0u8; 100][..]).unwrap_err(), Error::BadMagic);
     /// ```
-    pub fn read_from<R: Read>(mut input: R) -> Result<BloomFilter, Error> {
-        let mut digest = Xxh3::new();
-        let mut header = [0u8; HEADER_BYTES];
-        input
-            .read_exact(&mut header)
-            .map_err(|e| Error::io(&e, "reading snapshot"))?;
-        if header[0..8] != MAGIC {
-            return Err(Error::BadMagic);
-        }
-        let version = u32_at(&header, 8);
-        if version != FORMAT_VERSION {
-            return Err(Error::UnsupportedVersion(version));
-        }
-        let hash_id = u32_at(&header, 12);
-        if hash_id != HASH_ALGORITHM_ID {
-            return Err(Error::UnknownHash(hash_id));
-        }
-        let seed = u128::from_le_bytes(header[16..32].try_into().expect("16 bytes"));
-        let nblocks = u64_at(&header, 32);
-        let k = u32_at(&header, 40);
-        let reserved = u32_at(&header, 44);
-        let capacity = u64_at(&header, 48);
-        let target_fpr = f64::from_bits(u64_at(&header, 56));
-        if nblocks == 0 {
-            return Err(Error::InvalidSnapshot("zero blocks"));
-        }
-        if k == 0 || k > MAX_HASHES {
-            return Err(Error::InvalidSnapshot("number of hashes out of range"));
-        }
-        if reserved != 0 {
-            return Err(Error::InvalidSnapshot("reserved header field is not zero"));
-        }
-        if capacity == 0 {
-            return Err(Error::InvalidSnapshot("zero capacity"));
-        }
-        if !(target_fpr > 0.0 && target_fpr < 1.0) {
-            return Err(Error::InvalidSnapshot("target fpr out of (0, 1)"));
-        }
-        let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
-            bytes: nblocks as u128 * BLOCK_BYTES as u128,
-        })?;
-        byte_size(len)?;
-        digest.update(&header);
-
-        let blocks = Blocks::zeroed(len)?;
-        let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
-        for chunk in blocks.chunks(CHUNK_BLOCKS) {
-            let bytes = &mut buf[..chunk.len() * BLOCK_BYTES];
-            input
-                .read_exact(bytes)
-                .map_err(|e| Error::io(&e, "reading snapshot"))?;
-            digest.update(bytes);
-            let mut words = bytes.chunks_exact(8);
-            for block in chunk {
-                for word in &block.0[..WORDS] {
-                    let w = u64::from_le_bytes(words.next().expect("sized").try_into().expect("8"));
-                    if w != 0 {
-                        word.store(w, Relaxed); // zero words stay untouched pages
-                    }
-                }
+    pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
+        let (h, blocks) = read_snapshot(input, MAGIC, |h| {
+            if h.hash_id != HASH_ALGORITHM_ID {
+                return Err(Error::UnknownHash(h.hash_id));
             }
-        }
-        let mut stored = [0u8; 8];
-        input
-            .read_exact(&mut stored)
-            .map_err(|e| Error::io(&e, "reading snapshot"))?;
-        let stored = u64::from_le_bytes(stored);
-        let computed = digest.digest();
-        if stored != computed {
-            return Err(Error::ChecksumMismatch { stored, computed });
-        }
-        let mut extra = [0u8; 1];
-        match input.read(&mut extra) {
-            Ok(0) => {}
-            Ok(_) => return Err(Error::InvalidSnapshot("data after the checksum")),
-            Err(e) => return Err(Error::io(&e, "reading snapshot")),
-        }
+            if h.nblocks == 0 {
+                return Err(Error::InvalidSnapshot("zero blocks"));
+            }
+            if h.k == 0 || h.k > MAX_HASHES {
+                return Err(Error::InvalidSnapshot("number of hashes out of range"));
+            }
+            if h.capacity == 0 {
+                return Err(Error::InvalidSnapshot("zero capacity"));
+            }
+            let fpr = f64::from_bits(h.fpr_bits);
+            if !(fpr > 0.0 && fpr < 1.0) {
+                return Err(Error::InvalidSnapshot("target fpr out of (0, 1)"));
+            }
+            Ok(())
+        })?;
+        let target_fpr = f64::from_bits(h.fpr_bits);
         Ok(BloomFilter::from_parts(
-            blocks, k, seed, capacity, target_fpr,
+            blocks, h.k, h.seed, h.capacity, target_fpr,
         ))
     }
 
@@ -221,44 +321,7 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] (the temporary file is removed).
     pub fn save<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
-        let path = path.as_ref();
-        let ctx = path.display().to_string();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .ok_or_else(|| Error::Io {
-                kind: std::io::ErrorKind::InvalidInput,
-                message: format!("{ctx}: not a file path"),
-            })?
-            .to_string_lossy()
-            .into_owned();
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
-        let result = (|| {
-            let file = File::create(&tmp).map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
-            let mut w = BufWriter::with_capacity(1 << 20, file);
-            self.write_to(&mut w)?;
-            let file = w
-                .into_inner()
-                .map_err(|e| Error::io(e.error(), &tmp.display().to_string()))?;
-            file.sync_all()
-                .map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
-            drop(file);
-            fs::rename(&tmp, path).map_err(|e| Error::io(&e, &ctx))?;
-            #[cfg(unix)]
-            File::open(&dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io(&e, &dir.display().to_string()))?;
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result
+        save_atomically(path.as_ref(), |w| self.write_to(w))
     }
 
     /// Loads a filter saved with [`save`](Self::save); see [`read_from`](Self::read_from) for

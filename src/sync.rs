@@ -9,7 +9,7 @@
 //! Rule: no other module imports `core::sync::atomic` or `std::sync::atomic` directly.
 
 #[cfg(blockbloom_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 #[cfg(not(blockbloom_loom))]
-pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};

@@ -287,3 +287,168 @@ fn batches_in_opposite_orders_one_winner_per_key() {
         assert_eq!(found, [true, true]);
     });
 }
+
+// ---- CountingBloomFilter -------------------------------------------------------------------
+
+use blockbloom::{AtomicBitSet, CountingBloomFilter, GrowableBloomFilter};
+
+fn tiny_counting() -> Arc<CountingBloomFilter> {
+    let f = CountingBloomFilter::with_seed(2, 0.2, SEED).unwrap();
+    assert_eq!(f.num_counters(), 128, "one block");
+    Arc::new(f)
+}
+
+/// Keys whose counters span at least two words; `share` asks for keys that share a word.
+fn counting_keys(f: &CountingBloomFilter, n: usize) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for id in 0..10_000u64 {
+        let (_, m) = f.__counters(&id);
+        if m.iter().filter(|&&w| w != 0).count() < 2 {
+            continue;
+        }
+        let shares = out.iter().all(|&o| {
+            let (_, om) = f.__counters(&o);
+            om.iter().zip(&m).any(|(a, b)| *a != 0 && *b != 0)
+        });
+        let disjoint = out.iter().all(|&o| {
+            let (_, om) = f.__counters(&o);
+            om.iter().zip(&m).all(|(a, b)| a & b == 0)
+        });
+        if shares && disjoint {
+            out.push(id);
+            if out.len() == n {
+                return out;
+            }
+        }
+    }
+    panic!("no suitable keys");
+}
+
+#[test]
+fn counting_same_key_two_threads_one_winner_and_losers_undo() {
+    loom::model(|| {
+        let f = tiny_counting();
+        let key = counting_keys(&f, 1)[0];
+        let (a, b) = (f.clone(), f.clone());
+        let ta = thread::spawn(move || a.insert_if_absent(&key));
+        let tb = thread::spawn(move || b.insert_if_absent(&key));
+        let wins = ta.join().unwrap() as u32 + tb.join().unwrap() as u32;
+        assert_eq!(wins, 1, "exactly one winner (nothing else writes)");
+        assert_eq!(
+            f.estimated_count(&key),
+            1,
+            "the loser's increments were undone"
+        );
+        assert!(f.remove(&key));
+        assert_eq!(f.estimated_len(), 0);
+    });
+}
+
+#[test]
+fn counting_same_key_race_with_a_third_key_sharing_words() {
+    loom::model(|| {
+        let f = tiny_counting();
+        let ks = counting_keys(&f, 2);
+        let (key, other) = (ks[0], ks[1]);
+        let (a, b, c) = (f.clone(), f.clone(), f.clone());
+        let ta = thread::spawn(move || a.insert_if_absent(&key));
+        let tb = thread::spawn(move || b.insert_if_absent(&key));
+        let tc = thread::spawn(move || c.insert_if_absent(&other));
+        let wins = ta.join().unwrap() as u32 + tb.join().unwrap() as u32;
+        assert!(tc.join().unwrap());
+        assert_eq!(wins, 1);
+        assert!(f.contains(&key) && f.contains(&other));
+    });
+}
+
+#[test]
+fn counting_insert_and_remove_of_keys_sharing_words() {
+    loom::model(|| {
+        let f = tiny_counting();
+        let ks = counting_keys(&f, 2);
+        let (x, y) = (ks[0], ks[1]);
+        f.insert(&x);
+        let (a, b) = (f.clone(), f.clone());
+        let ta = thread::spawn(move || {
+            assert!(a.remove(&x));
+        });
+        let tb = thread::spawn(move || {
+            b.insert(&y);
+            assert!(b.contains(&y), "no false negative after own insert");
+        });
+        ta.join().unwrap();
+        tb.join().unwrap();
+        assert!(f.contains(&y));
+        assert_eq!(f.estimated_count(&x), 0, "x's counters back to 0");
+        assert!(f.remove(&y));
+        assert_eq!(f.estimated_len(), 0, "no counter corrupted");
+    });
+}
+
+// ---- GrowableBloomFilter -------------------------------------------------------------------
+
+fn tiny_growable(initial: u64) -> Arc<GrowableBloomFilter> {
+    Arc::new(
+        GrowableBloomFilter::builder()
+            .initial_capacity(initial)
+            .fpr(0.5)
+            .seed(SEED)
+            .build()
+            .unwrap(),
+    )
+}
+
+/// The first winner fills layer 0 and installs layer 1 while the other thread may still be
+/// working in layer 0: the stale-layer path of the protocol.
+#[test]
+fn growable_same_key_race_across_a_growth_step() {
+    loom::model(|| {
+        let f = tiny_growable(1);
+        let (a, b) = (f.clone(), f.clone());
+        let ta = thread::spawn(move || a.insert_if_absent(&7u64));
+        let tb = thread::spawn(move || b.insert_if_absent(&7u64));
+        let wins = ta.join().unwrap() as u32 + tb.join().unwrap() as u32;
+        assert!(wins <= 1, "two winners across a growth step");
+        assert!(f.contains(&7u64));
+        assert_eq!(f.num_layers(), 2);
+    });
+}
+
+/// Layer 0 has room for one more key; a third key's insert fills it and installs layer 1
+/// during the race, so one racer can work in the stale layer 0 while the other is already in
+/// layer 1 (without the post-check in step 3 this model finds two winners).
+#[test]
+fn growable_same_key_race_while_another_key_grows_the_chain() {
+    loom::model(|| {
+        let f = tiny_growable(2);
+        // A key that is not a false positive of layer 0 once `1` is in it.
+        assert!(f.insert_if_absent(&1u64));
+        let key = (100..1000u64).find(|k| !f.contains(k)).unwrap();
+        let other = (key + 1..2000u64).find(|k| !f.contains(k)).unwrap();
+        let (a, b, c) = (f.clone(), f.clone(), f.clone());
+        let ta = thread::spawn(move || a.insert_if_absent(&key));
+        let tb = thread::spawn(move || b.insert_if_absent(&key));
+        let tc = thread::spawn(move || c.insert(&other));
+        let wins = ta.join().unwrap() as u32 + tb.join().unwrap() as u32;
+        tc.join().unwrap();
+        assert!(wins <= 1, "two winners across a growth step");
+        assert!(f.contains(&key) && f.contains(&other) && f.contains(&1u64));
+    });
+}
+
+// ---- AtomicBitSet --------------------------------------------------------------------------
+
+#[test]
+fn bitset_exactly_one_winner_per_insert_and_remove() {
+    loom::model(|| {
+        let s = Arc::new(AtomicBitSet::new(100).unwrap());
+        let (a, b) = (s.clone(), s.clone());
+        let ta = thread::spawn(move || a.insert(42) as u32 + a.remove(42) as u32 * 10);
+        let tb = thread::spawn(move || b.insert(42) as u32 + b.remove(42) as u32 * 10);
+        let total = ta.join().unwrap() + tb.join().unwrap();
+        // Every successful insert is matched by exactly one successful remove.
+        assert_eq!(total % 10, total / 10, "{total}");
+        assert!(total % 10 >= 1);
+        assert!(!s.contains(42));
+    });
+}

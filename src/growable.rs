@@ -1,0 +1,398 @@
+//! [`GrowableBloomFilter`]: a chain of blocked filters that grows as keys arrive.
+
+use core::fmt;
+use core::hash::Hash;
+
+use crate::error::Error;
+use crate::filter::random_seed;
+use crate::hash::KeyHasher;
+use crate::layers::Slots;
+use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use crate::BloomFilter;
+
+/// Most layers a [`GrowableBloomFilter`] can have. With the default growth (×2) the last
+/// would hold 2^63 times the initial capacity: in practice memory runs out first.
+pub const MAX_LAYERS: usize = 64;
+
+struct Layer {
+    filter: BloomFilter,
+    /// Keys this layer said `true` for (its fill, in keys).
+    count: AtomicU64,
+}
+
+/// A Bloom filter for an unknown number of keys: a chain of lock-free blocked layers, each
+/// `growth` times larger than the last (×2 by default) and with a rate `tightening` times
+/// lower (×0.5), so that the sum of the layers' rates — an upper bound on the whole chain's —
+/// stays at or below the target however many layers there are.
+///
+/// New keys go into the newest layer; lookups check every layer. When the newest layer has
+/// taken as many keys as it was sized for, the thread that notices allocates the next one
+/// (O(1): memory is mapped lazily) and installs it with a single compare-exchange; other
+/// threads never wait for it. Layers are never freed or moved while the filter lives.
+///
+/// A fixed [`BloomFilter`] fed past its capacity silently degrades (4.6% at twice its
+/// capacity when sized for 1%); this one keeps its rate.
+///
+/// # Examples
+/// ```
+/// use blockbloom::GrowableBloomFilter;
+/// let seen = GrowableBloomFilter::new(1_000, 0.01)?;
+/// let mut fresh = 0;
+/// for i in 0..100_000u64 {
+///     if seen.insert_if_absent(&i) { fresh += 1; }
+/// }
+/// assert!(seen.num_layers() >= 7);           // 1k + 2k + 4k + … ≥ 100k
+/// assert!(fresh > 99_000);                    // few false positives along the way
+/// assert!((0..100_000u64).all(|i| seen.contains(&i))); // no false negatives
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Guarantees
+/// 1. **No false negatives**, across growth steps: a key stays in the layer it went into,
+///    and every layer is checked.
+/// 2. **At most one winner**, also across a growth step (protocol and proof at
+///    [`insert_if_absent`](Self::insert_if_absent); model-checked by `loom-tests`).
+/// 3. **Rate**: at most the target after any number of keys (the layers' rates sum to it),
+///    unless growth fails (see [`growth_failed`](Self::growth_failed)).
+/// 4. **Lock-free**: no mutex or spin; growth is one compare-exchange.
+pub struct GrowableBloomFilter {
+    layers: Slots<Layer, MAX_LAYERS>,
+    hasher: KeyHasher,
+    seed: u128,
+    initial_capacity: u64,
+    fpr: f64,
+    growth: u64,
+    tightening: f64,
+    huge_pages: bool,
+    growth_failed: AtomicBool,
+}
+
+/// Configures a [`GrowableBloomFilter`]; made by [`GrowableBloomFilter::builder`].
+///
+/// ```
+/// use blockbloom::GrowableBloomFilter;
+/// let f = GrowableBloomFilter::builder()
+///     .initial_capacity(10_000)
+///     .fpr(0.001)
+///     .growth(4)         // each layer 4× the last (fewer layers, coarser steps)
+///     .tightening(0.8)   // each layer's rate 0.8× the last (less memory per layer)
+///     .seed(7)
+///     .build()?;
+/// assert_eq!(f.num_layers(), 1);
+/// assert!(GrowableBloomFilter::builder().initial_capacity(10).growth(1).build().is_err());
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct GrowableBuilder {
+    initial_capacity: Option<u64>,
+    fpr: f64,
+    growth: u64,
+    tightening: f64,
+    seed: Option<u128>,
+    huge_pages: bool,
+}
+
+impl GrowableBuilder {
+    /// Keys in the first layer (required).
+    pub fn initial_capacity(mut self, n: u64) -> Self {
+        self.initial_capacity = Some(n);
+        self
+    }
+    /// Target false-positive rate of the whole chain (default 0.01).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = fpr;
+        self
+    }
+    /// Capacity ratio of consecutive layers, at least 2 (default 2).
+    pub fn growth(mut self, factor: u64) -> Self {
+        self.growth = factor;
+        self
+    }
+    /// Rate ratio of consecutive layers, in (0, 1) (default 0.5). The first layer gets
+    /// `fpr × (1 − tightening)`, so that the layers' rates sum to `fpr`.
+    pub fn tightening(mut self, ratio: f64) -> Self {
+        self.tightening = ratio;
+        self
+    }
+    /// Fixes the 128-bit hashing key (default: random).
+    pub fn seed(mut self, seed: u128) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+    /// Transparent huge pages for layers of 2 MiB or more (see
+    /// [`Builder::huge_pages`](crate::Builder::huge_pages)).
+    pub fn huge_pages(mut self, on: bool) -> Self {
+        self.huge_pages = on;
+        self
+    }
+
+    /// Builds the filter with its first layer.
+    ///
+    /// # Errors
+    /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
+    /// [`Error::InvalidGrowth`], or the first layer's allocation errors.
+    pub fn build(self) -> Result<GrowableBloomFilter, Error> {
+        let initial_capacity = self.initial_capacity.ok_or(Error::MissingCapacity)?;
+        if initial_capacity == 0 {
+            return Err(Error::ZeroCapacity);
+        }
+        if !(self.fpr > 0.0 && self.fpr < 1.0) {
+            return Err(Error::InvalidFpr(self.fpr));
+        }
+        if self.growth < 2 {
+            return Err(Error::InvalidGrowth("growth factor must be at least 2"));
+        }
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return Err(Error::InvalidGrowth(
+                "tightening ratio must be strictly between 0 and 1",
+            ));
+        }
+        let mut f = GrowableBloomFilter {
+            layers: Slots::new(Layer {
+                filter: placeholder()?,
+                count: AtomicU64::new(0),
+            }),
+            hasher: KeyHasher::new(0),
+            seed: self.seed.unwrap_or_else(random_seed),
+            initial_capacity,
+            fpr: self.fpr,
+            growth: self.growth,
+            tightening: self.tightening,
+            huge_pages: self.huge_pages,
+            growth_failed: AtomicBool::new(false),
+        };
+        f.hasher = KeyHasher::new(f.seed);
+        let first = f.make_layer(0)?;
+        f.layers = Slots::new(first);
+        Ok(f)
+    }
+}
+
+/// A one-block filter, only to give `Slots::new` something before the real first layer.
+fn placeholder() -> Result<BloomFilter, Error> {
+    BloomFilter::builder()
+        .capacity(1)
+        .bits(512)
+        .hashes(1)
+        .seed(0)
+        .build()
+}
+
+impl GrowableBloomFilter {
+    /// A growable filter whose first layer holds `initial_capacity` keys, for a total
+    /// false-positive rate of `fpr`, growing ×2 with rates ×0.5, with a random hashing key.
+    ///
+    /// # Errors
+    /// As [`GrowableBuilder::build`].
+    pub fn new(initial_capacity: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder()
+            .initial_capacity(initial_capacity)
+            .fpr(fpr)
+            .build()
+    }
+
+    /// A [`GrowableBuilder`] with the defaults (rate 1%, growth ×2, tightening ×0.5).
+    pub fn builder() -> GrowableBuilder {
+        GrowableBuilder {
+            initial_capacity: None,
+            fpr: 0.01,
+            growth: 2,
+            tightening: 0.5,
+            seed: None,
+            huge_pages: false,
+        }
+    }
+
+    /// Capacity and rate of layer `i`.
+    fn layer_params(&self, i: usize) -> (u64, f64) {
+        let cap = (self.initial_capacity as f64 * (self.growth as f64).powi(i as i32))
+            .min(u64::MAX as f64) as u64;
+        let fpr = self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32);
+        (cap, fpr)
+    }
+
+    fn make_layer(&self, i: usize) -> Result<Layer, Error> {
+        let (capacity, fpr) = self.layer_params(i);
+        let filter = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(self.seed)
+            .huge_pages(self.huge_pages)
+            .build()?;
+        Ok(Layer {
+            filter,
+            count: AtomicU64::new(0),
+        })
+    }
+
+    /// Index of the newest layer: slots are scanned from 0 so that the load of every slot
+    /// up to it is part of this call (the proof at `insert_if_absent` relies on it).
+    #[inline]
+    fn newest(&self) -> usize {
+        let mut top = 0;
+        while self.layers.get(top + 1).is_some() {
+            top += 1;
+        }
+        top
+    }
+
+    fn layer(&self, i: usize) -> &Layer {
+        self.layers
+            .get(i)
+            .expect("installed layers are never removed")
+    }
+
+    /// Whether `key` may have been inserted (checks every layer, newest first).
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        let h = self.hasher.hash(key);
+        (0..=self.newest())
+            .rev()
+            .any(|i| self.layer(i).filter.contains_hash(h))
+    }
+
+    /// Adds `key` (into the newest layer, unless a layer already has it).
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
+        self.insert_if_absent(key);
+    }
+
+    /// Inserts `key` and returns `true` if no layer had it: the crawler's "fetch this URL?".
+    ///
+    /// # Protocol and proof of "at most one winner" across growth
+    /// With `from = 0`:
+    /// 1. Find the newest layer `top` (loading every slot up to it). If `from < top`, issue a
+    ///    SeqCst fence `Y`, then check layers `from..top`: if one contains the key, return
+    ///    `false`.
+    /// 2. `insert_if_absent` into layer `top` (the single-filter protocol). If it says
+    ///    `false`, return `false`.
+    /// 3. SeqCst fence `X`, then load slot `top + 1`. Empty: return `true` (and, if the layer
+    ///    is now full, install the next one). Installed: our layer went stale while we
+    ///    worked; set `from = top + 1` and go back to 1 (our key stays where it is; the
+    ///    decision moves to the newer layers).
+    ///
+    /// *Claim:* two calls A and B for one key cannot both return `true`. Two calls that
+    /// both won the same layer's step 2 are excluded by the single-filter protocol
+    /// ([`BloomFilter::insert_if_absent`]). So say A returned `true` from layer `n` and B
+    /// from a layer `j > n`. Take B's first round with `top > n`. B did not win layer `n` in
+    /// an earlier round (that would be a second winner of layer `n`), so that round's `from`
+    /// is at most `n`, and it checks layer `n` after its fence `Y`. A's load in step 3 found
+    /// slot `n + 1` empty, so A's fence `X` precedes the compare-exchange `I` that installed
+    /// slot `n + 1` in the single total order `S` of SeqCst operations (C++20
+    /// [atomics.order] ¶4.3). B's scan loaded slot `n + 1` after `I`, before `Y`, so `I`
+    /// precedes `Y` in `S` (¶4.2). Hence `X` precedes `Y`, and A's writes to layer `n`
+    /// (sequenced before `X`) are visible to B's loads after `Y` (¶4.4): B finds the key
+    /// in layer `n` and returns `false`. ∎
+    ///
+    /// The price: one SeqCst fence per new key, and one more per call once there are two
+    /// layers or more (an `mfence` on x86; the benchmark report measures it).
+    pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        let h = self.hasher.hash(key);
+        let mut from = 0;
+        loop {
+            let top = self.newest();
+            if from < top {
+                fence(SeqCst); // Y
+                for i in from..top {
+                    if self.layer(i).filter.contains_hash(h) {
+                        return false;
+                    }
+                }
+            }
+            let layer = self.layer(top);
+            if !layer.filter.insert_if_absent_hash(h) {
+                return false;
+            }
+            fence(SeqCst); // X
+            if self.layers.get(top + 1).is_none() {
+                let n = layer.count.fetch_add(1, Relaxed) + 1;
+                if n >= layer.filter.capacity() {
+                    self.grow(top);
+                }
+                return true;
+            }
+            from = top + 1;
+        }
+    }
+
+    /// Installs layer `top + 1` unless someone already did (or growth has failed before).
+    #[cold]
+    fn grow(&self, top: usize) {
+        if self.layers.get(top + 1).is_some() || self.growth_failed.load(Relaxed) {
+            return;
+        }
+        if top + 1 >= MAX_LAYERS {
+            self.growth_failed.store(true, Relaxed);
+            return;
+        }
+        match self.make_layer(top + 1) {
+            // Err: another thread installed it first; ours is dropped (its memory was
+            // never touched).
+            Ok(layer) => drop(self.layers.install(top + 1, Box::new(layer))),
+            Err(_) => self.growth_failed.store(true, Relaxed),
+        }
+    }
+
+    /// `true` if a new layer was needed but could not be allocated (or [`MAX_LAYERS`] was
+    /// reached): the newest layer then keeps taking keys past its capacity and the rate
+    /// rises above the target. Check it when memory is tight.
+    pub fn growth_failed(&self) -> bool {
+        self.growth_failed.load(Relaxed)
+    }
+
+    /// Number of layers so far.
+    pub fn num_layers(&self) -> usize {
+        self.newest() + 1
+    }
+
+    /// Bytes of memory of all layers (as mapped; untouched pages of the newest layer are
+    /// not resident yet).
+    pub fn memory_bytes(&self) -> usize {
+        (0..self.num_layers())
+            .map(|i| self.layer(i).filter.memory_bytes())
+            .sum::<usize>()
+            + core::mem::size_of::<Self>()
+    }
+
+    /// Number of distinct keys inserted (the layers' counts of `true` answers; exact but for
+    /// false positives, which were not counted).
+    pub fn estimated_len(&self) -> u64 {
+        (0..self.num_layers())
+            .map(|i| self.layer(i).count.load(Relaxed))
+            .sum()
+    }
+
+    /// The chain's false-positive rate at its current fill: `1 − Π(1 − fpr_i)` over the
+    /// layers' [`estimated_fpr`](BloomFilter::estimated_fpr). Reads every layer.
+    pub fn estimated_fpr(&self) -> f64 {
+        1.0 - (0..self.num_layers())
+            .map(|i| 1.0 - self.layer(i).filter.estimated_fpr())
+            .product::<f64>()
+    }
+
+    /// The target false-positive rate of the whole chain.
+    pub fn target_fpr(&self) -> f64 {
+        self.fpr
+    }
+
+    /// The first layer's capacity.
+    pub fn initial_capacity(&self) -> u64 {
+        self.initial_capacity
+    }
+
+    /// The 128-bit hashing key (shared by all layers).
+    pub fn seed(&self) -> u128 {
+        self.seed
+    }
+}
+
+impl fmt::Debug for GrowableBloomFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrowableBloomFilter")
+            .field("num_layers", &self.num_layers())
+            .field("initial_capacity", &self.initial_capacity)
+            .field("target_fpr", &self.fpr)
+            .field("growth", &self.growth)
+            .field("tightening", &self.tightening)
+            .finish_non_exhaustive()
+    }
+}

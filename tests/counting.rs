@@ -1,0 +1,213 @@
+//! CountingBloomFilter: measured rate, remove semantics, and the concurrency contract at
+//! scale (the loom-tests crate checks the same protocol exhaustively on one block).
+
+use blockbloom::math::counting_fpr;
+use blockbloom::CountingBloomFilter;
+use blockbloom_workload::{url, write_url, SplitMix64};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Barrier;
+
+const Z999: f64 = 3.29;
+
+fn bound(p: f64, n: u64) -> f64 {
+    Z999 * (p * (1.0 - p) / n as f64).sqrt()
+}
+
+#[test]
+fn measured_rate_matches_the_counting_formula() {
+    for (capacity, target, queries) in [(100_000u64, 0.01, 1_000_000u64), (100_000, 0.1, 200_000)] {
+        let f = CountingBloomFilter::with_seed(capacity, target, 11).unwrap();
+        let mut buf = String::new();
+        for i in 0..capacity {
+            buf.clear();
+            write_url(i, &mut buf);
+            f.insert(buf.as_str());
+        }
+        let mut fp = 0u64;
+        for i in capacity..capacity + queries {
+            buf.clear();
+            write_url(i, &mut buf);
+            fp += f.contains(buf.as_str()) as u64;
+        }
+        let measured = fp as f64 / queries as f64;
+        let per_key = f.num_counters() as f64 / capacity as f64;
+        let theory = counting_fpr(per_key, f.num_hashes());
+        eprintln!(
+            "counting {capacity} @ {target}: {per_key:.2} counters/key, k={}, {:.2} bytes/key, \
+             measured {measured:.5}, formula {theory:.5}",
+            f.num_hashes(),
+            f.memory_bytes() as f64 / capacity as f64
+        );
+        assert!((measured - theory).abs() <= bound(theory, queries));
+        assert!(measured <= target + bound(target, queries));
+    }
+}
+
+#[test]
+fn removed_keys_go_and_the_rest_stay() {
+    let n = 50_000u64;
+    let f = CountingBloomFilter::with_seed(n, 0.01, 3).unwrap();
+    let keys: Vec<String> = (0..n).map(url).collect();
+    for k in &keys {
+        f.insert(k.as_str()); // (`insert_if_absent` would skip false positives, which then could not be removed)
+    }
+    for k in keys.iter().step_by(2) {
+        assert!(f.remove(k.as_str()), "an inserted key can be removed");
+    }
+    for k in keys.iter().skip(1).step_by(2) {
+        assert!(
+            f.contains(k.as_str()),
+            "false negative after removing other keys"
+        );
+    }
+    let still = keys
+        .iter()
+        .step_by(2)
+        .filter(|k| f.contains(k.as_str()))
+        .count();
+    // Removed keys now answer like never-inserted ones: present only as false positives.
+    assert!((still as f64) < 0.02 * (n / 2) as f64, "{still}");
+    let est = f.estimated_len() as f64;
+    assert!((est - (n / 2) as f64).abs() < 0.02 * n as f64, "{est}");
+    // Refusal: a key whose counter is 0 is not "removed".
+    let absent = (n..n + 1000)
+        .map(url)
+        .find(|k| !f.contains(k.as_str()))
+        .unwrap();
+    assert!(!f.remove(absent.as_str()));
+}
+
+/// Threads insert and remove their own keys in a 2-block filter, so keys of different threads
+/// share blocks and words. With every update a whole-word compare-exchange, the counters end
+/// exactly where the net operations put them: all zero once every key is removed.
+#[test]
+fn concurrent_inserts_and_removes_of_different_keys_never_corrupt_counters() {
+    let f = CountingBloomFilter::with_seed(20, 0.1, 5).unwrap();
+    assert!(f.num_counters() <= 512);
+    let threads = 4;
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let f = &f;
+            s.spawn(move || {
+                let mine: Vec<u64> = (0..3).map(|j| t * 100 + j).collect();
+                let mut rng = SplitMix64::new(t);
+                for _ in 0..20_000 {
+                    let k = mine[rng.below(3) as usize];
+                    f.insert(&k);
+                    assert!(f.contains(&k), "false negative right after insert");
+                    assert!(f.remove(&k), "refused to remove a key this thread holds");
+                }
+                for k in &mine {
+                    f.insert(k);
+                }
+                for k in &mine {
+                    assert!(f.contains(k));
+                }
+                for k in &mine {
+                    assert!(f.remove(k));
+                }
+            });
+        }
+    });
+    assert_eq!(f.estimated_len(), 0, "every counter back to 0");
+}
+
+#[test]
+fn overlapping_insert_if_absent_streams_have_at_most_one_winner() {
+    const DISTINCT: u64 = 50_000;
+    for threads in [2usize, 4, 8] {
+        let keys: Vec<String> = (0..DISTINCT).map(url).collect();
+        let f = CountingBloomFilter::with_seed(DISTINCT, 0.01, threads as u128).unwrap();
+        let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
+        let barrier = Barrier::new(threads);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
+                s.spawn(move || {
+                    let mut rng = SplitMix64::new(t as u64 + 7);
+                    let mut mine: Vec<u64> = (0..DISTINCT).collect();
+                    rng.shuffle(&mut mine);
+                    barrier.wait();
+                    for i in mine {
+                        if f.insert_if_absent(keys[i as usize].as_str()) {
+                            winners[i as usize].fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        let mut total = 0;
+        for (i, w) in winners.iter().enumerate() {
+            let w = w.load(Ordering::Relaxed);
+            assert!(w <= 1, "key {i} won {w} times with {threads} threads");
+            total += w as u64;
+            assert!(f.contains(keys[i].as_str()), "false negative");
+            // A loser undoes its increments: every key is counted once.
+            assert!(f.estimated_count(keys[i].as_str()) >= 1);
+        }
+        assert!(total <= DISTINCT);
+        assert!(total as f64 > 0.98 * DISTINCT as f64, "{total}");
+        // Losers undid their increments: the counters hold about one insert per key.
+        let est = f.estimated_len() as f64;
+        assert!(
+            (est - DISTINCT as f64).abs() < 0.03 * DISTINCT as f64,
+            "{est}"
+        );
+    }
+}
+
+/// The same key raced by 4 threads, 20,000 times (a barrier per key): exactly one winner
+/// each time, since nothing else writes the filter.
+#[test]
+fn same_key_race_has_one_winner() {
+    let rounds = 5_000u64;
+    let threads = 4;
+    let f = CountingBloomFilter::with_seed(rounds, 0.001, 9).unwrap();
+    let wins: Vec<AtomicU8> = (0..rounds).map(|_| AtomicU8::new(0)).collect();
+    let barrier = Barrier::new(threads);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (f, wins, barrier) = (&f, &wins, &barrier);
+            s.spawn(move || {
+                for r in 0..rounds {
+                    barrier.wait();
+                    if f.insert_if_absent(&r) {
+                        wins[r as usize].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let doubles = wins
+        .iter()
+        .filter(|w| w.load(Ordering::Relaxed) > 1)
+        .count();
+    let none = wins
+        .iter()
+        .filter(|w| w.load(Ordering::Relaxed) == 0)
+        .count();
+    assert_eq!(doubles, 0);
+    assert!(
+        none < 50,
+        "{none} keys with no winner (false positives at 0.1%)"
+    );
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    use blockbloom::Error;
+    assert_eq!(
+        CountingBloomFilter::with_capacity(0, 0.01).unwrap_err(),
+        Error::ZeroCapacity
+    );
+    for p in [0.0, 1.0, -1.0, f64::NAN] {
+        assert!(matches!(
+            CountingBloomFilter::with_capacity(10, p),
+            Err(Error::InvalidFpr(_))
+        ));
+    }
+    assert!(matches!(
+        CountingBloomFilter::with_capacity(1 << 62, 0.01),
+        Err(Error::TooLarge { .. } | Error::AllocationFailed { .. })
+    ));
+}

@@ -1,0 +1,173 @@
+//! GrowableBloomFilter: rate after 100× growth, no false negatives across growth steps, and
+//! at most one winner per key while layers are being added.
+
+use blockbloom::{Error, GrowableBloomFilter};
+use blockbloom_workload::{url, write_url, SplitMix64};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Barrier;
+
+const Z999: f64 = 3.29;
+
+#[test]
+fn rate_after_100x_the_initial_capacity_is_at_most_the_target() {
+    for (initial, target) in [(10_000u64, 0.01), (10_000, 0.001)] {
+        let f = GrowableBloomFilter::builder()
+            .initial_capacity(initial)
+            .fpr(target)
+            .seed(1)
+            .build()
+            .unwrap();
+        let n = initial * 100;
+        let mut buf = String::new();
+        let mut fresh = 0u64;
+        for i in 0..n {
+            buf.clear();
+            write_url(i, &mut buf);
+            fresh += f.insert_if_absent(buf.as_str()) as u64;
+        }
+        for i in (0..n).step_by(7) {
+            buf.clear();
+            write_url(i, &mut buf);
+            assert!(f.contains(buf.as_str()), "false negative for key {i}");
+        }
+        let queries = 1_000_000u64;
+        let mut fp = 0u64;
+        for i in n..n + queries {
+            buf.clear();
+            write_url(i, &mut buf);
+            fp += f.contains(buf.as_str()) as u64;
+        }
+        let measured = fp as f64 / queries as f64;
+        let bound = Z999 * (target * (1.0 - target) / queries as f64).sqrt();
+        eprintln!(
+            "growable {initial} @ {target}, {n} keys: {} layers, {:.2} bytes/key, measured \
+             {measured:.5}, estimated_fpr {:.5}, {fresh} new, estimated_len {}",
+            f.num_layers(),
+            f.memory_bytes() as f64 / n as f64,
+            f.estimated_fpr(),
+            f.estimated_len()
+        );
+        assert!(f.num_layers() >= 7);
+        assert!(!f.growth_failed());
+        assert!(measured <= target + bound, "{measured} > {target}");
+        assert_eq!(f.estimated_len(), fresh);
+    }
+}
+
+/// Threads race over overlapping shuffled streams from a small first layer, so the filter
+/// grows ~7 times during the race.
+#[test]
+fn overlapping_streams_across_growth_have_at_most_one_winner() {
+    const DISTINCT: u64 = 100_000;
+    for threads in [2usize, 4, 8] {
+        let keys: Vec<String> = (0..DISTINCT).map(url).collect();
+        let f = GrowableBloomFilter::builder()
+            .initial_capacity(1_000)
+            .fpr(0.01)
+            .seed(threads as u128)
+            .build()
+            .unwrap();
+        let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
+        let barrier = Barrier::new(threads);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
+                s.spawn(move || {
+                    let mut rng = SplitMix64::new(t as u64 + 1);
+                    let mut mine: Vec<u64> = (0..DISTINCT).collect();
+                    rng.shuffle(&mut mine);
+                    barrier.wait();
+                    for i in mine {
+                        if f.insert_if_absent(keys[i as usize].as_str()) {
+                            winners[i as usize].fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        let mut total = 0u64;
+        for (i, w) in winners.iter().enumerate() {
+            let w = w.load(Ordering::Relaxed);
+            assert!(w <= 1, "key {i} won {w} times with {threads} threads");
+            total += w as u64;
+            assert!(f.contains(keys[i].as_str()), "false negative for key {i}");
+        }
+        eprintln!(
+            "{threads} threads: {} layers, {total} winners of {DISTINCT}",
+            f.num_layers()
+        );
+        assert!(f.num_layers() >= 7);
+        assert!(total as f64 > 0.98 * DISTINCT as f64, "{total}");
+    }
+}
+
+/// Same key raced by 4 threads with a barrier per key, from a first layer of 16 keys: the
+/// filter grows about 10 times during the run, each growth step racing with a same-key race.
+#[test]
+fn same_key_races_during_growth_have_one_winner() {
+    let rounds = 20_000u64;
+    let threads = 4;
+    let f = GrowableBloomFilter::builder()
+        .initial_capacity(16)
+        .fpr(0.001)
+        .seed(3)
+        .build()
+        .unwrap();
+    let wins: Vec<AtomicU8> = (0..rounds).map(|_| AtomicU8::new(0)).collect();
+    let barrier = Barrier::new(threads);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (f, wins, barrier) = (&f, &wins, &barrier);
+            s.spawn(move || {
+                for r in 0..rounds {
+                    barrier.wait();
+                    if f.insert_if_absent(&r) {
+                        wins[r as usize].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let doubles = wins
+        .iter()
+        .filter(|w| w.load(Ordering::Relaxed) > 1)
+        .count();
+    let none = wins
+        .iter()
+        .filter(|w| w.load(Ordering::Relaxed) == 0)
+        .count();
+    eprintln!(
+        "{} layers, {doubles} double wins, {none} keys with no winner",
+        f.num_layers()
+    );
+    assert!(f.num_layers() >= 10);
+    assert_eq!(doubles, 0);
+    assert!(none < 100, "{none}");
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    let b = || GrowableBloomFilter::builder().initial_capacity(100);
+    assert_eq!(
+        GrowableBloomFilter::builder().build().unwrap_err(),
+        Error::MissingCapacity
+    );
+    assert_eq!(
+        GrowableBloomFilter::new(0, 0.01).unwrap_err(),
+        Error::ZeroCapacity
+    );
+    assert!(matches!(
+        GrowableBloomFilter::new(10, 1.0),
+        Err(Error::InvalidFpr(_))
+    ));
+    assert!(matches!(
+        b().growth(1).build(),
+        Err(Error::InvalidGrowth(_))
+    ));
+    for t in [0.0, 1.0, f64::NAN] {
+        assert!(matches!(
+            b().tightening(t).build(),
+            Err(Error::InvalidGrowth(_))
+        ));
+    }
+}
