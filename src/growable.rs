@@ -16,9 +16,14 @@ pub const MAX_LAYERS: usize = 64;
 
 struct Layer {
     filter: BloomFilter,
-    /// Keys this layer said `true` for (its fill, in keys).
-    count: AtomicU64,
+    /// Keys this layer said `true` for (its fill, in keys). In a cache line of its own: it is
+    /// written on every new key, and must not evict the filter's read-mostly fields, which
+    /// every call reads, from the other cores' caches.
+    count: Padded,
 }
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
 
 /// A Bloom filter for an unknown number of keys: a chain of lock-free blocked layers, each
 /// `growth` times larger than the last (×2 by default) and with a rate `tightening` times
@@ -151,7 +156,7 @@ impl GrowableBuilder {
         let mut f = GrowableBloomFilter {
             layers: Slots::new(Layer {
                 filter: placeholder()?,
-                count: AtomicU64::new(0),
+                count: Padded(AtomicU64::new(0)),
             }),
             hasher: KeyHasher::new(0),
             seed: self.seed.unwrap_or_else(random_seed),
@@ -222,7 +227,7 @@ impl GrowableBloomFilter {
             .build()?;
         Ok(Layer {
             filter,
-            count: AtomicU64::new(0),
+            count: Padded(AtomicU64::new(0)),
         })
     }
 
@@ -304,7 +309,7 @@ impl GrowableBloomFilter {
             }
             fence(SeqCst); // X
             if self.layers.get(top + 1).is_none() {
-                let n = layer.count.fetch_add(1, Relaxed) + 1;
+                let n = layer.count.0.fetch_add(1, Relaxed) + 1;
                 if n >= layer.filter.capacity() {
                     self.grow(top);
                 }
@@ -357,7 +362,7 @@ impl GrowableBloomFilter {
     /// false positives, which were not counted).
     pub fn estimated_len(&self) -> u64 {
         (0..self.num_layers())
-            .map(|i| self.layer(i).count.load(Relaxed))
+            .map(|i| self.layer(i).count.0.load(Relaxed))
             .sum()
     }
 

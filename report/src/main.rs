@@ -9,6 +9,7 @@
 //!
 //! Writes `target/report/REPORT.md` and SVG plots next to it (`--out DIR` to change).
 
+mod family;
 mod measure;
 mod peers;
 mod plot;
@@ -292,6 +293,7 @@ fn main() {
     accuracy(&mut r);
     physical_limit(&mut r);
     contention(&mut r);
+    family(&mut r);
     targets(&mut r);
     if let Some(path) = r.cfg.urls.clone() {
         if let Err(e) = real_urls(&mut r, &path) {
@@ -1039,6 +1041,13 @@ fn physical_limit(r: &mut Report) {
 /// all threads meeting at a spin barrier before each key, so that they really do call it on
 /// the same new key at the same moment; a key answered `true` more than once would be
 /// crawled more than once.
+fn family(r: &mut Report) {
+    r.section("The rest of the family: counting, growable, bitset");
+    let n = if r.cfg.quick { 100_000 } else { 1_000_000 };
+    let (reps, threads) = (r.cfg.reps, r.cfg.threads.clone());
+    family::section(&mut r.md, n, reps, &threads, FPR);
+}
+
 fn contention(r: &mut Report) {
     r.section("Contention: same-key race");
     let threads = *r.cfg.threads.last().unwrap();
