@@ -48,6 +48,77 @@ impl Probe {
     }
 }
 
+/// The key-to-probe mapping of a filter — seed, number of blocks, number of hashes — without
+/// the filter's memory: what a filter stored elsewhere (e.g. in Redis, by
+/// `blockbloom-redis`) needs to place keys exactly as a local [`BloomFilter`] would.
+///
+/// ```
+/// use blockbloom::{BloomFilter, Layout};
+/// let f = BloomFilter::builder().capacity(1000).seed(9).build()?;
+/// let l = Layout::new(9, f.num_blocks() as u64, f.num_hashes())?;
+/// assert_eq!(l.probe("https://example.com/"), f.probe("https://example.com/"));
+/// assert_eq!(f.layout().probe(&7u64), l.probe(&7u64));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Layout {
+    nblocks: u64,
+    k: u32,
+    hasher: KeyHasher,
+}
+
+impl Layout {
+    /// The mapping of a filter of `num_blocks` 512-bit blocks and `hashes` bits per key,
+    /// hashing with `seed`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBits`] for 0 blocks, [`Error::InvalidHashes`] outside
+    /// `1..=MAX_HASHES`.
+    pub fn new(seed: u128, num_blocks: u64, hashes: u32) -> Result<Layout, Error> {
+        if num_blocks == 0 {
+            return Err(Error::InvalidBits(0));
+        }
+        if hashes == 0 || hashes > MAX_HASHES {
+            return Err(Error::InvalidHashes(hashes));
+        }
+        Ok(Layout {
+            nblocks: num_blocks,
+            k: hashes,
+            hasher: KeyHasher::new(seed),
+        })
+    }
+
+    /// Where `key` lives: as [`BloomFilter::probe`].
+    #[inline]
+    pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
+        let h = self.hasher.hash(key);
+        Probe {
+            block: block_index(h, self.nblocks),
+            mask: block_mask(h, self.k),
+        }
+    }
+
+    /// Number of blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.nblocks
+    }
+
+    /// Bits per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.k
+    }
+}
+
+impl fmt::Debug for Layout {
+    /// Without the (secret) seed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Layout")
+            .field("num_blocks", &self.nblocks)
+            .field("num_hashes", &self.k)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A lock-free, cache-line-blocked Bloom filter, shared by reference between threads.
 ///
 /// Every key maps to one 512-bit, 64-byte-aligned block and sets `k` bits inside it, so each
@@ -573,6 +644,81 @@ impl BloomFilter {
             }
             op(i, h);
         }
+    }
+
+    /// The filter's key-to-probe mapping, detached from its memory.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            nblocks: self.nblocks,
+            k: self.k,
+            hasher: self.hasher.clone(),
+        }
+    }
+
+    /// Appends blocks `first..first + count` to `out` as bytes, in the snapshot format's
+    /// layout (eight little-endian `u64` words per block): the bytes a filter stored as one
+    /// byte string elsewhere (e.g. a Redis string) holds at offset `64 · first`.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] if the range is not inside the filter.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1000).seed(1).build()?;
+    /// f.insert("a");
+    /// let mut bytes = Vec::new();
+    /// f.block_bytes(0, f.num_blocks(), &mut bytes)?;
+    /// let g = BloomFilter::builder().capacity(1000).seed(1).build()?;
+    /// g.or_block_bytes(0, &bytes)?;
+    /// assert!(g.contains("a"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn block_bytes(&self, first: usize, count: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+        let end = first
+            .checked_add(count)
+            .filter(|&e| e <= self.blocks.len())
+            .ok_or(Error::Incompatible {
+                what: "block range",
+            })?;
+        out.reserve(count * BLOCK_BYTES);
+        for b in &self.blocks[first..end] {
+            for w in &b.0 {
+                out.extend_from_slice(&w.load(Relaxed).to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    /// ORs `bytes` (whole blocks, in the layout of [`block_bytes`](Self::block_bytes)) into
+    /// the blocks starting at `first`: the union with a filter stored elsewhere. Safe while
+    /// other threads use the filter (bits only go up).
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] if `bytes` is not a whole number of blocks or does not fit.
+    pub fn or_block_bytes(&self, first: usize, bytes: &[u8]) -> Result<(), Error> {
+        let bad = Error::Incompatible {
+            what: "block range",
+        };
+        if bytes.len() % BLOCK_BYTES != 0 {
+            return Err(bad);
+        }
+        let count = bytes.len() / BLOCK_BYTES;
+        let end = first
+            .checked_add(count)
+            .filter(|&e| e <= self.blocks.len())
+            .ok_or(bad)?;
+        for (b, chunk) in self.blocks[first..end]
+            .iter()
+            .zip(bytes.chunks_exact(BLOCK_BYTES))
+        {
+            for (w, word) in b.0.iter().zip(chunk.chunks_exact(8)) {
+                let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                if v & !w.load(Relaxed) != 0 {
+                    w.fetch_or(v, AcqRel);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Total bits (a multiple of 512).

@@ -19,7 +19,7 @@ mod sync;
 pub use bitset::AtomicBitSet;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use filter::{BloomFilter, Builder, Probe, PREFETCH_DISTANCE};
+pub use filter::{BloomFilter, Builder, Layout, Probe, PREFETCH_DISTANCE};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{HASH_ALGORITHM_ID, MAX_HASHES};
 #[cfg(feature = "rayon")]

@@ -1,0 +1,110 @@
+//! A real `redis-server` for the tests: its own free loopback port and temporary directory,
+//! killed (and the directory removed) on drop. `.ci/run` installs redis-server.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+    args: Vec<String>,
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Server {
+    /// A server without persistence.
+    pub fn start() -> Server {
+        Self::with_args(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// A server with `extra` configuration arguments.
+    pub fn with_args(extra: &[&str]) -> Server {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!(
+            "blockbloom-redis-test-{}-{port}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut s = Server {
+            port,
+            dir,
+            child: None,
+            args: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        s.spawn();
+        s
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--dir", self.dir.to_str().unwrap()])
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (apt-get install -y redis-server)");
+        self.child = Some(child);
+        self.wait_ready();
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(mut c) = redis::Client::open(self.url())
+                .unwrap()
+                .get_connection_with_timeout(Duration::from_millis(200))
+            {
+                // Ready once loaded (PING answers LOADING while replaying the AOF).
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL (no shutdown save).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Kills and starts again on the same port and directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
