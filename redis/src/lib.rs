@@ -630,7 +630,7 @@ impl RedisBloomFilter {
                     let created = matches!(v.first(), Some(redis::Value::Int(1)));
                     let pairs: Vec<String> = v[1..]
                         .iter()
-                        .map(|x| redis::from_redis_value(x))
+                        .map(redis::from_redis_value)
                         .collect::<redis::RedisResult<_>>()?;
                     return Ok((created, Meta::parse(&pairs)?));
                 }

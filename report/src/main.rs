@@ -13,6 +13,7 @@ mod family;
 mod measure;
 mod peers;
 mod plot;
+mod redis_section;
 
 use blockbloom::{math, BloomFilter};
 use blockbloom_workload::{write_url, CountingAlloc, SplitMix64};
@@ -32,7 +33,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 
 const FPR: f64 = 0.01;
 const USAGE: &str =
-    "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...] [--reps N]";
+    "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...] \
+     [--reps N] [--redis | --redis-only] [--redis-url URL]";
 
 /// What one run measures.
 struct Config {
@@ -48,6 +50,9 @@ struct Config {
     race_keys: usize,
     urls: Option<PathBuf>,
     out: PathBuf,
+    /// Run the Redis section (0 = no, 1 = also, 2 = only it).
+    redis: u8,
+    redis_url: Option<String>,
 }
 
 impl Config {
@@ -57,10 +62,18 @@ impl Config {
         let mut out = PathBuf::from("target/report");
         let mut sizes = None;
         let mut reps = None;
+        let mut redis = 0;
+        let mut redis_url = None;
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
                 "--quick" => quick = true,
+                "--redis" => redis = redis.max(1),
+                "--redis-only" => redis = 2,
+                "--redis-url" => {
+                    redis_url = Some(args.next().ok_or("--redis-url needs a URL")?);
+                    redis = redis.max(1);
+                }
                 "--urls" => urls = Some(PathBuf::from(args.next().ok_or("--urls needs a FILE")?)),
                 "--out" => out = PathBuf::from(args.next().ok_or("--out needs a DIR")?),
                 "--sizes" => {
@@ -108,6 +121,8 @@ impl Config {
             race_keys: if quick { 100_000 } else { 1_000_000 },
             urls,
             out,
+            redis,
+            redis_url,
         })
     }
 }
@@ -287,14 +302,24 @@ fn main() {
         cfg,
     };
     header(&mut r);
-    throughput(&mut r);
-    latency(&mut r);
-    memory(&mut r);
-    accuracy(&mut r);
-    physical_limit(&mut r);
-    contention(&mut r);
-    family(&mut r);
-    targets(&mut r);
+    if r.cfg.redis < 2 {
+        throughput(&mut r);
+        latency(&mut r);
+        memory(&mut r);
+        accuracy(&mut r);
+        physical_limit(&mut r);
+        contention(&mut r);
+        family(&mut r);
+        targets(&mut r);
+    }
+    if r.cfg.redis > 0 {
+        r.section("Redis: one filter shared by many processes (blockbloom-redis)");
+        let url = r.cfg.redis_url.clone();
+        if let Err(e) = redis_section::section(&mut r.md, r.cfg.quick, url) {
+            eprintln!("--redis: {e}");
+            std::process::exit(1);
+        }
+    }
     if let Some(path) = r.cfg.urls.clone() {
         if let Err(e) = real_urls(&mut r, &path) {
             eprintln!("--urls {}: {e}", path.display());
