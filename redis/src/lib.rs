@@ -56,7 +56,10 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use blockbloom::{math, BloomFilter, Layout};
-use redis::{Connection, ErrorKind, RedisError};
+use redis::{ConnectionLike, ErrorKind, RedisError, Value};
+
+mod net;
+use net::Net;
 
 /// The Lua source of the server side (see `src/blockbloom.lua`).
 const LUA: &str = include_str!("blockbloom.lua");
@@ -234,9 +237,19 @@ pub struct RedisBuilder {
     shard_bytes: u64,
     timeout: Duration,
     functions: bool,
+    cluster: bool,
 }
 
 impl RedisBuilder {
+    /// The URL is one node of a Redis Cluster: the client reads the slot map from it
+    /// (`CLUSTER SLOTS`), keeps a connection per primary, sends each shard's call to the
+    /// node that owns the shard's slot (one pipeline per node), and follows `MOVED` by
+    /// re-reading the map.
+    pub fn cluster(mut self) -> Self {
+        self.cluster = true;
+        self
+    }
+
     /// Distinct keys the filter is sized for (required to create).
     pub fn capacity(mut self, n: u64) -> Self {
         self.capacity = Some(n);
@@ -327,7 +340,7 @@ impl RedisBuilder {
         };
         let mut f = RedisBloomFilter::connect(&self, placeholder)?;
         let key = f.meta_key.clone();
-        let pairs: Vec<String> = f.with_conn(|c| redis::cmd("HGETALL").arg(&key).query(c))?;
+        let pairs: Vec<String> = f.with_key(&key, |c| redis::cmd("HGETALL").arg(&key).query(c))?;
         if pairs.is_empty() {
             return Err(Error::NotFound(self.name.clone()));
         }
@@ -392,9 +405,7 @@ enum Mode {
 /// Methods take `&mut self` (one Redis connection per handle); give each thread its own
 /// handle ([`try_clone`](Self::try_clone)).
 pub struct RedisBloomFilter {
-    client: redis::Client,
-    conn: Option<Connection>,
-    timeout: Duration,
+    net: Net,
     mode: Mode,
     want_functions: bool,
     name: String,
@@ -428,6 +439,7 @@ impl RedisBloomFilter {
             shard_bytes: DEFAULT_SHARD_BYTES,
             timeout: Duration::from_secs(5),
             functions: true,
+            cluster: false,
         }
     }
 
@@ -463,18 +475,16 @@ impl RedisBloomFilter {
         keys.extend((0..f.num_shards()).map(|i| f.shard_key(i)));
         // One DEL per key: shards may live on different cluster nodes.
         for k in keys {
-            let _: i64 = f.with_conn(|c| redis::cmd("DEL").arg(&k).query(c))?;
+            let _: i64 = f.with_key(&k, |c| redis::cmd("DEL").arg(&k).query(c))?;
         }
         Ok(true)
     }
 
     fn connect(b: &RedisBuilder, meta: Meta) -> Result<Self> {
-        let client = redis::Client::open(b.url.as_str())?;
+        let net = Net::new(&b.url, b.cluster, b.timeout)?;
         let layout = Layout::new(meta.seed, meta.blocks, meta.hashes)?;
         let mut f = RedisBloomFilter {
-            client,
-            conn: None,
-            timeout: b.timeout,
+            net,
             mode: Mode::Functions,
             want_functions: b.functions,
             name: b.name.clone(),
@@ -494,9 +504,7 @@ impl RedisBloomFilter {
     /// A second handle on the same filter with its own connection (for another thread).
     pub fn try_clone(&self) -> Result<Self> {
         let mut f = RedisBloomFilter {
-            client: self.client.clone(),
-            conn: None,
-            timeout: self.timeout,
+            net: self.net.fresh(),
             mode: self.mode.clone(),
             want_functions: self.want_functions,
             name: self.name.clone(),
@@ -504,29 +512,19 @@ impl RedisBloomFilter {
             meta: self.meta.clone(),
             layout: self.layout.clone(),
         };
-        f.with_conn(|c| redis::cmd("PING").query::<String>(c))?;
+        let key = f.meta_key.clone();
+        f.with_key(&key, |c| redis::cmd("PING").query::<String>(c))?;
         Ok(f)
     }
 
-    /// Runs `f` on the connection, connecting first if needed; drops the connection after an
-    /// I/O-level error, so that the next call reconnects.
-    fn with_conn<T>(
+    /// Runs `f` on the connection to the node holding `key` (reconnecting after an I/O
+    /// error, following a cluster's `MOVED` once).
+    fn with_key<T>(
         &mut self,
-        f: impl FnOnce(&mut Connection) -> redis::RedisResult<T>,
+        key: &str,
+        f: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,
     ) -> Result<T> {
-        if self.conn.is_none() {
-            let c = self.client.get_connection_with_timeout(self.timeout)?;
-            c.set_read_timeout(Some(self.timeout))?;
-            c.set_write_timeout(Some(self.timeout))?;
-            self.conn = Some(c);
-        }
-        let r = f(self.conn.as_mut().expect("connected"));
-        if let Err(e) = &r {
-            if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
-                self.conn = None;
-            }
-        }
-        r.map_err(Error::from)
+        self.net.on_key(key, f).map_err(Error::from)
     }
 
     /// Loads the function library (or, failing that, the scripts).
@@ -538,31 +536,42 @@ impl RedisBloomFilter {
                  redis.register_function{{function_name='bb_get_v1', callback=bb_get, flags={{'no-writes'}}}}\n\
                  redis.register_function('bb_meta_v1', bb_meta)\n"
             );
-            let r: Result<String> =
-                self.with_conn(|c| redis::cmd("FUNCTION").arg("LOAD").arg(&code).query(c));
-            match r {
-                Ok(_) => {
-                    self.mode = Mode::Functions;
-                    return Ok(());
+            let mut ok = true;
+            for node in self.net.primaries()? {
+                let r = self.net.on_node(&node, |c| {
+                    redis::cmd("FUNCTION")
+                        .arg("LOAD")
+                        .arg(&code)
+                        .query::<String>(c)
+                });
+                match r {
+                    Ok(_) => {}
+                    Err(e) if e.detail().is_some_and(|d| d.contains("already exists")) => {}
+                    // Unknown command (Redis < 7) or not allowed: fall back to scripts.
+                    Err(e) if e.kind() == ErrorKind::ResponseError => {
+                        ok = false;
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(Error::Redis(e))
-                    if e.detail().is_some_and(|d| d.contains("already exists")) =>
-                {
-                    self.mode = Mode::Functions;
-                    return Ok(());
-                }
-                // Unknown command (Redis < 7) or not allowed: fall back to scripts.
-                Err(Error::Redis(e)) if e.kind() == ErrorKind::ResponseError => {}
-                Err(e) => return Err(e),
+            }
+            if ok {
+                self.mode = Mode::Functions;
+                return Ok(());
             }
         }
-        let mut load = |body: &str| -> Result<String> {
+        let mut shas = Vec::new();
+        for body in ["bb_set", "bb_get", "bb_meta"] {
             let script = format!("{LUA}\nreturn {body}(KEYS, ARGV)\n");
-            self.with_conn(|c| redis::cmd("SCRIPT").arg("LOAD").arg(&script).query(c))
-        };
-        let set = load("bb_set")?;
-        let get = load("bb_get")?;
-        let meta = load("bb_meta")?;
+            let mut sha = String::new();
+            for node in self.net.primaries()? {
+                sha = self.net.on_node(&node, |c| {
+                    redis::cmd("SCRIPT").arg("LOAD").arg(&script).query(c)
+                })?;
+            }
+            shas.push(sha);
+        }
+        let [set, get, meta]: [String; 3] = shas.try_into().expect("three scripts");
         self.mode = Mode::Scripts { set, get, meta };
         Ok(())
     }
@@ -582,22 +591,67 @@ impl RedisBloomFilter {
         cmd.arg(1).arg(key).arg(args);
     }
 
-    /// Sends `calls` (server-side call, key, arguments) in one pipeline, reloading the server
-    /// code and retrying once if the server lost it (a restart without persistence).
+    /// Sends `calls` (server-side call, key, arguments): one pipeline per node, so one round
+    /// trip on a single server. A call the server did not run — our code was lost (restart
+    /// without persistence, `FUNCTION FLUSH`) or, in a cluster, its slot `MOVED` — is retried
+    /// once after reloading the code / re-reading the slot map; every other error fails the
+    /// batch. Calls that ran are never sent twice (their answers would change).
     fn run_calls(&mut self, calls: &[(usize, String, Vec<u64>)]) -> Result<Vec<Vec<i64>>> {
+        let mut out: Vec<Option<Vec<i64>>> = vec![None; calls.len()];
+        let mut pending: Vec<usize> = (0..calls.len()).collect();
         for attempt in 0..2 {
-            let mut pipe = redis::pipe();
-            for (which, key, args) in calls {
-                self.add_call(&mut pipe, *which, key, args);
-            }
-            match self.with_conn(|c| pipe.query::<Vec<Vec<i64>>>(c)) {
-                Err(Error::Redis(e)) if attempt == 0 && code_missing(&e) => {
-                    self.load_server_code()?
+            let mut by_node: Vec<(String, Vec<usize>)> = Vec::new();
+            for &i in &pending {
+                let node = self.net.node_of(&calls[i].1)?;
+                match by_node.iter_mut().find(|g| g.0 == node) {
+                    Some(g) => g.1.push(i),
+                    None => by_node.push((node, vec![i])),
                 }
-                r => return r,
             }
+            let (mut retry, mut reload) = (Vec::new(), false);
+            for (node, idx) in by_node {
+                let mut pipe = redis::pipe();
+                for &i in &idx {
+                    let (which, key, args) = &calls[i];
+                    self.add_call(&mut pipe, *which, key, args);
+                }
+                let packed = pipe.get_packed_pipeline();
+                let replies = self
+                    .net
+                    .on_node(&node, |c| c.req_packed_commands(&packed, 0, idx.len()))?;
+                if replies.len() != idx.len() {
+                    return Err(Error::Protocol(format!(
+                        "{} replies for {} calls",
+                        replies.len(),
+                        idx.len()
+                    )));
+                }
+                for (i, v) in idx.into_iter().zip(replies) {
+                    match v {
+                        Value::ServerError(e) => {
+                            let e = RedisError::from(e);
+                            if attempt == 0 && (code_missing(&e) || net::moved(&e)) {
+                                reload |= code_missing(&e);
+                                retry.push(i);
+                            } else {
+                                return Err(e.into());
+                            }
+                        }
+                        v => out[i] = Some(redis::from_redis_value(&v)?),
+                    }
+                }
+            }
+            if retry.is_empty() {
+                break;
+            }
+            if reload {
+                self.load_server_code()?;
+            }
+            pending = retry;
         }
-        unreachable!("returns on the second attempt")
+        out.into_iter()
+            .map(|o| o.ok_or_else(|| Error::Protocol("a call was not answered".into())))
+            .collect()
     }
 
     /// Writes the parameter hash unless it exists; returns (created, stored parameters).
@@ -621,7 +675,8 @@ impl RedisBloomFilter {
                 }
             };
             cmd.arg(1).arg(&self.meta_key).arg(&args);
-            match self.with_conn(|c| cmd.query::<Vec<redis::Value>>(c)) {
+            let key = self.meta_key.clone();
+            match self.with_key(&key, |c| cmd.query::<Vec<redis::Value>>(c)) {
                 Err(Error::Redis(e)) if attempt == 0 && code_missing(&e) => {
                     self.load_server_code()?
                 }
@@ -755,7 +810,7 @@ impl RedisBloomFilter {
         let local = self.local_twin()?;
         for s in 0..self.num_shards() {
             let key = self.shard_key(s);
-            let bytes: Vec<u8> = self.with_conn(|c| redis::cmd("GET").arg(&key).query(c))?;
+            let bytes: Vec<u8> = self.with_key(&key, |c| redis::cmd("GET").arg(&key).query(c))?;
             let first = (s * self.meta.shard_blocks) as usize;
             let len = self.shard_len(s) as usize * BLOCK as usize;
             if bytes.len() > len {
@@ -830,7 +885,8 @@ impl RedisBloomFilter {
             }
             let key = self.shard_key(s);
             let tmp = format!("{{{}.{s}}}.union.{}", self.name, random_seed());
-            let r = self.with_conn(|c| {
+            let k2 = key.clone();
+            let r = self.with_key(&k2, |c| {
                 redis::pipe()
                     .cmd("SET")
                     .arg(&tmp)
@@ -872,7 +928,7 @@ impl RedisBloomFilter {
         let mut total = 0;
         for s in 0..self.num_shards() {
             let key = self.shard_key(s);
-            let n: u64 = self.with_conn(|c| redis::cmd("STRLEN").arg(&key).query(c))?;
+            let n: u64 = self.with_key(&key, |c| redis::cmd("STRLEN").arg(&key).query(c))?;
             total += n;
         }
         Ok(total)

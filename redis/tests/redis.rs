@@ -375,3 +375,103 @@ fn server_restart_mid_batch() {
     // And the handle that lived through the restart works again.
     assert!(f.insert_if_absent("after").unwrap());
 }
+
+/// A 3-node Redis Cluster on loopback (`redis-server --cluster-enabled yes` ×3,
+/// `redis-cli --cluster create`): shards spread over the nodes by their hash tags, and the
+/// filter answers exactly as a local one.
+#[test]
+fn three_node_cluster() {
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| {
+            Server::with_args(&[
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "3000",
+            ])
+        })
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|s| format!("127.0.0.1:{}", s.port))
+        .collect();
+    let status = std::process::Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("redis-cli");
+    assert!(status.success(), "redis-cli --cluster create failed");
+    // Wait until every node sees the whole cluster.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for s in &nodes {
+        loop {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut s.conn())
+                .unwrap();
+            if info.contains("cluster_state:ok") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "cluster did not converge"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let mut f = RedisBloomFilter::builder(&nodes[0].url(), "cl")
+        .capacity(50_000)
+        .fpr(0.01)
+        .seed(77)
+        .shard_bytes(1024)
+        .cluster()
+        .create()
+        .unwrap();
+    assert!(f.num_shards() > 50);
+    let local = BloomFilter::builder()
+        .capacity(50_000)
+        .fpr(0.01)
+        .seed(77)
+        .build()
+        .unwrap();
+    let (stream, _) = blockbloom_workload::dup_stream(40_000, 0.5, 3);
+    let keys: Vec<String> = stream.iter().map(|&i| url(i)).collect();
+    for chunk in keys.chunks(1000) {
+        let remote = f.insert_if_absent_many(chunk).unwrap();
+        let mut mine = vec![false; chunk.len()];
+        local.insert_if_absent_batch(chunk, &mut mine);
+        assert_eq!(remote, mine);
+    }
+    // The shards really are spread: every node holds some.
+    for s in &nodes {
+        let n: i64 = redis::cmd("DBSIZE").query(&mut s.conn()).unwrap();
+        assert!(n > 5, "node {} holds {n} keys", s.port);
+    }
+    // Another handle opened through another node sees the same filter.
+    let mut g = RedisBloomFilter::builder(&nodes[2].url(), "cl")
+        .cluster()
+        .open()
+        .unwrap();
+    assert!(g.contains_many(&keys).unwrap().iter().all(|&x| x));
+    let back = g.to_local().unwrap();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    back.block_bytes(0, back.num_blocks(), &mut x).unwrap();
+    local.block_bytes(0, local.num_blocks(), &mut y).unwrap();
+    assert!(x == y);
+    assert!(RedisBloomFilter::builder(&nodes[1].url(), "cl")
+        .cluster()
+        .open()
+        .is_ok());
+    // A plain (non-cluster) handle is told MOVED for most shards: an error, never a guess.
+    let mut plain = RedisBloomFilter::builder(&nodes[0].url(), "cl").capacity(50_000);
+    plain = plain.fpr(0.01);
+    if let Ok(mut p) = plain.open() {
+        assert!(p.contains_many(&keys).is_err());
+    }
+}
