@@ -24,12 +24,16 @@
 //!   with different capacity or rate is an [`Error::Conflict`], never silent corruption.
 //! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does),
 //!   groups a batch by shard, and sends one server-side call per shard — all of them in one
-//!   pipelined round trip. The call is a Redis Function (`FUNCTION LOAD`, library
-//!   `blockbloom_v1`) that runs `BITFIELD … SET u1 <offset> 1 …` over the keys' bits and
-//!   answers, per key, whether one of its bits was 0 before. Redis runs a function atomically,
-//!   so each key's check-and-set is atomic: two processes can never both get `true` for one
-//!   new key. Where functions are unavailable (Redis < 7, or ACLs), the same Lua runs through
-//!   `EVALSHA`.
+//!   pipelined round trip. By default the call is one `BITFIELD shard SET u1 <offset> 1 …`
+//!   command setting all bits of the batch's keys in that shard and returning their old
+//!   values: a key is new iff one of its old bits was 0. Redis runs a command atomically, so
+//!   each key's check-and-set is atomic: two processes can never both get `true` for one new
+//!   key (and a key repeated in a batch is new at most once). With
+//!   [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the call is a Redis Function
+//!   (`FUNCTION LOAD`, library `blockbloom_v1`) running the same `BITFIELD` and answering
+//!   per key; where functions are unavailable (Redis < 7, or ACLs) the same Lua runs through
+//!   `EVALSHA`. Creating the parameter hash always goes through the function (or script), so
+//!   that exactly one process creates it.
 //!
 //! # Faults
 //! Every failure is an [`Error`]; no call ever answers `true`/`false` for a key whose state
@@ -238,6 +242,7 @@ pub struct RedisBuilder {
     timeout: Duration,
     functions: bool,
     cluster: bool,
+    direct: bool,
 }
 
 impl RedisBuilder {
@@ -276,6 +281,17 @@ impl RedisBuilder {
     /// Connect, read and write timeout (default 5 s).
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = t;
+        self
+    }
+    /// How a batch reaches the bits. `true` (the default): each shard's part of the batch is
+    /// one plain `BITFIELD … SET u1 <offset> 1 …` command (`BITFIELD_RO … GET` for lookups),
+    /// and the client reads each key's verdict from the old bits it returns. `false`: the
+    /// batch goes to the `bb_set_v1` / `bb_get_v1` Lua function (or script), which runs the
+    /// same `BITFIELD` and returns one answer per key. Both are one atomic server-side step
+    /// per shard; the plain command measured 1.3× faster in the benchmark report (no Lua
+    /// table work per key), the function sends k times fewer integers back.
+    pub fn direct_bitfield(mut self, on: bool) -> Self {
+        self.direct = on;
         self
     }
     /// Use `EVALSHA` scripts instead of Redis Functions (default: functions, falling back to
@@ -407,6 +423,8 @@ enum Mode {
 pub struct RedisBloomFilter {
     net: Net,
     mode: Mode,
+    /// Send plain `BITFIELD` commands instead of calling the function/script.
+    direct: bool,
     want_functions: bool,
     name: String,
     meta_key: String,
@@ -440,6 +458,7 @@ impl RedisBloomFilter {
             timeout: Duration::from_secs(5),
             functions: true,
             cluster: false,
+            direct: true,
         }
     }
 
@@ -485,6 +504,7 @@ impl RedisBloomFilter {
         let layout = Layout::new(meta.seed, meta.blocks, meta.hashes)?;
         let mut f = RedisBloomFilter {
             net,
+            direct: b.direct,
             mode: Mode::Functions,
             want_functions: b.functions,
             name: b.name.clone(),
@@ -505,6 +525,7 @@ impl RedisBloomFilter {
     pub fn try_clone(&self) -> Result<Self> {
         let mut f = RedisBloomFilter {
             net: self.net.fresh(),
+            direct: self.direct,
             mode: self.mode.clone(),
             want_functions: self.want_functions,
             name: self.name.clone(),
@@ -578,6 +599,19 @@ impl RedisBloomFilter {
 
     /// Adds one server-side call (`which` = set/get/meta) on `key` to `pipe`.
     fn add_call(&self, pipe: &mut redis::Pipeline, which: usize, key: &str, args: &[u64]) {
+        if self.direct && which < 2 {
+            // One BITFIELD command: all SETs (GETs) of the batch's keys in this shard, run
+            // atomically, answering each bit's old value.
+            let c = pipe.cmd(["BITFIELD", "BITFIELD_RO"][which]).arg(key);
+            for &o in &args[1..] {
+                if which == 0 {
+                    c.arg("SET").arg("u1").arg(o).arg(1);
+                } else {
+                    c.arg("GET").arg("u1").arg(o);
+                }
+            }
+            return;
+        }
         let cmd = match &self.mode {
             Mode::Functions => {
                 let name = ["bb_set_v1", "bb_get_v1", "bb_meta_v1"][which];
@@ -756,7 +790,25 @@ impl RedisBloomFilter {
                 plan.len()
             )));
         }
-        for ((_, idx, _), reply) in plan.iter().zip(replies) {
+        for ((_, idx, _), mut reply) in plan.iter().zip(replies) {
+            if self.direct {
+                // Old bits, k per key: new iff one was 0; present iff none was.
+                let k = self.meta.hashes as usize;
+                if reply.len() != idx.len() * k {
+                    return Err(Error::Protocol(format!(
+                        "{} bits for {} keys",
+                        reply.len(),
+                        idx.len()
+                    )));
+                }
+                reply = reply
+                    .chunks_exact(k)
+                    .map(|bits| {
+                        let zero = bits.contains(&0);
+                        (if which == 0 { zero } else { !zero }) as i64
+                    })
+                    .collect();
+            }
             if reply.len() != idx.len() {
                 return Err(Error::Protocol(format!(
                     "{} answers for {} keys",

@@ -76,13 +76,19 @@ fn create_open_conflicts_and_delete() {
 #[test]
 fn same_answers_and_same_bits_as_a_local_filter() {
     let s = Server::start();
-    for shard_bytes in [64u64 << 20, 1024] {
-        let name = format!("same-{shard_bytes}");
+    for (shard_bytes, direct) in [
+        (64u64 << 20, true),
+        (1024, true),
+        (64 << 20, false),
+        (1024, false),
+    ] {
+        let name = format!("same-{shard_bytes}-{direct}");
         let mut r = RedisBloomFilter::builder(&s.url(), &name)
             .capacity(50_000)
             .fpr(0.01)
             .seed(0xABCD)
             .shard_bytes(shard_bytes)
+            .direct_bitfield(direct)
             .create()
             .unwrap();
         let local = BloomFilter::builder()
@@ -163,7 +169,13 @@ fn race_child() {
     };
     let out = std::env::var("BB_OUT").unwrap();
     let n: u64 = std::env::var("BB_N").unwrap().parse().unwrap();
-    let mut f = RedisBloomFilter::open_or_create(&url_, "race", n, 0.001).unwrap();
+    let direct = std::env::var("BB_DIRECT").unwrap() == "1";
+    let mut f = RedisBloomFilter::builder(&url_, "race")
+        .capacity(n)
+        .fpr(0.001)
+        .direct_bitfield(direct)
+        .open_or_create()
+        .unwrap();
     let mut order: Vec<u64> = (0..n).collect();
     SplitMix64::new(99).shuffle(&mut order); // the same shuffled order in both processes
     let keys: Vec<String> = order.iter().map(|&i| url(i)).collect();
@@ -182,6 +194,11 @@ fn race_child() {
 
 #[test]
 fn two_processes_race_over_the_same_urls() {
+    race(true);
+    race(false);
+}
+
+fn race(direct: bool) {
     let s = Server::start();
     let n = 40_000u64;
     // Create first so that both children agree on the parameters.
@@ -196,6 +213,7 @@ fn two_processes_race_over_the_same_urls() {
                 .env("BB_REDIS_URL", s.url())
                 .env("BB_OUT", o)
                 .env("BB_N", n.to_string())
+                .env("BB_DIRECT", if direct { "1" } else { "0" })
                 .spawn()
                 .unwrap()
         })
@@ -222,7 +240,7 @@ fn two_processes_race_over_the_same_urls() {
     let twice = claimed.iter().filter(|&&c| c > 1).count();
     let none = claimed.iter().filter(|&&c| c == 0).count();
     eprintln!(
-        "process A won {}, process B {}, claimed twice {twice}, by nobody {none} (false positives)",
+        "direct BITFIELD {direct}: process A won {}, process B {}, claimed twice {twice}, by nobody {none} (false positives)",
         won[0].len(),
         won[1].len()
     );
@@ -263,7 +281,11 @@ fn wrong_type_shard_is_an_error() {
 #[test]
 fn lost_server_code_is_reloaded_and_the_call_retried_once() {
     let s = Server::start();
-    let mut f = RedisBloomFilter::create(&s.url(), "fl", 1000, 0.01).unwrap();
+    let mut f = RedisBloomFilter::builder(&s.url(), "fl")
+        .capacity(1000)
+        .direct_bitfield(false)
+        .create()
+        .unwrap();
     assert!(f.insert_if_absent("a").unwrap());
     let _: String = redis::cmd("FUNCTION")
         .arg("FLUSH")
