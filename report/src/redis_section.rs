@@ -266,7 +266,7 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
         "\n### Against the usual practice\n\n\
          | approach | URLs/s | round trips per URL | atomic across processes | bytes per URL in Redis |\n\
          |---|---:|---:|---|---:|\n\
-         | blockbloom-redis, best batch/threads above | {best:.0} | 1 per batch | yes (one function call per shard) | {:.3} (STRLEN), {:.3} (MEMORY USAGE) |\n\
+         | blockbloom-redis, best batch/threads above | {best:.0} | 1 per batch | yes (one atomic command or function call per shard) | {:.3} (STRLEN), {:.3} (MEMORY USAGE) |\n\
          | client-side Bloom filter over a bitmap (GETBIT ×k, then SETBIT ×k), {} requests | {naive:.0} | 2 | no | ~same bitmap |\n\
          | SADD of SHA-1 hex fingerprints | see above | 1 (or 1 per pipeline) | yes (exact) | {set_bytes:.1} |\n\n\
          blockbloom-redis / client-side check-then-set: ×{:.0}. Memory measured after \
