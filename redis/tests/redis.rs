@@ -179,8 +179,28 @@ fn race_child() {
     let mut order: Vec<u64> = (0..n).collect();
     SplitMix64::new(99).shuffle(&mut order); // the same shuffled order in both processes
     let keys: Vec<String> = order.iter().map(|&i| url(i)).collect();
+    // Both processes meet before every batch (a counter per round in Redis), so every batch
+    // is really raced: both send the same keys at the same moment, and whichever command
+    // Redis runs first must take all of them.
+    let mut c = redis::Client::open(url_.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut meet = |round: usize| {
+        let key = format!("race:round:{round}");
+        let _: i64 = redis::cmd("INCR").arg(&key).query(&mut c).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while redis::cmd("GET").arg(&key).query::<i64>(&mut c).unwrap() < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the other process never came"
+            );
+            std::hint::spin_loop();
+        }
+    };
     let mut won = String::new();
     for (c, chunk) in keys.chunks(50).enumerate() {
+        meet(c);
         let fresh = f.insert_if_absent_many(chunk).unwrap();
         for (j, new) in fresh.into_iter().enumerate() {
             if new {
@@ -246,6 +266,7 @@ fn race(direct: bool) {
     );
     assert_eq!(twice, 0, "URLs crawled twice");
     assert!(none < 200, "{none}");
+    // Each of the 800 raced batches went (almost) wholly to one process: both won some.
     assert!(!won[0].is_empty() && !won[1].is_empty(), "both raced");
     let mut f = RedisBloomFilter::open(&s.url(), "race").unwrap();
     let all = urls(n);

@@ -188,6 +188,78 @@ fn client_side_rate(url: &str, keys: &[String], distinct: u64) -> f64 {
     keys.len() as f64 / t.elapsed().as_secs_f64()
 }
 
+/// Two clients (threads, each with its own connection) given the same new URLs in the same
+/// order: how many URLs both were told are new (would be crawled twice), for the client-side
+/// check-then-set and for blockbloom-redis (batches of 100).
+fn double_claims(url: &str, keys: &[String]) -> (usize, usize) {
+    let race = |claim: &(dyn Fn(usize, &[String]) -> Vec<bool> + Sync)| -> usize {
+        let barrier = std::sync::Barrier::new(2);
+        let wins: Vec<Vec<bool>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|t| {
+                    let barrier = &barrier;
+                    s.spawn(move || {
+                        barrier.wait();
+                        claim(t, keys)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("thread")).collect()
+        });
+        wins[0]
+            .iter()
+            .zip(&wins[1])
+            .filter(|(a, b)| **a && **b)
+            .count()
+    };
+    flush(url);
+    let layout = blockbloom::BloomFilter::builder()
+        .capacity(keys.len() as u64)
+        .fpr(0.01)
+        .seed(1)
+        .build()
+        .expect("filter")
+        .layout();
+    let naive = race(&|_, keys| {
+        let mut c = conn(url);
+        keys.iter()
+            .map(|k| {
+                let p = layout.probe(k.as_str());
+                let mut offs = Vec::new();
+                for (w, mut word) in p.mask().into_iter().enumerate() {
+                    while word != 0 {
+                        let i = word.trailing_zeros() as u64;
+                        word &= word - 1;
+                        offs.push(p.block() as u64 * 512 + 64 * w as u64 + i);
+                    }
+                }
+                let mut get = redis::pipe();
+                for &o in &offs {
+                    get.cmd("GETBIT").arg("race-bitmap").arg(o);
+                }
+                let bits: Vec<u8> = get.query(&mut c).expect("GETBIT");
+                let new = bits.contains(&0);
+                if new {
+                    let mut set = redis::pipe();
+                    for &o in &offs {
+                        set.cmd("SETBIT").arg("race-bitmap").arg(o).arg(1).ignore();
+                    }
+                    let _: () = set.query(&mut c).expect("SETBIT");
+                }
+                new
+            })
+            .collect()
+    });
+    let f = RedisBloomFilter::create(url, "race", keys.len() as u64, 0.01).expect("create");
+    let ours = race(&|_, keys| {
+        let mut h = f.try_clone().expect("connection");
+        keys.chunks(100)
+            .flat_map(|c| h.insert_if_absent_many(c).expect("insert_if_absent_many"))
+            .collect()
+    });
+    (naive, ours)
+}
+
 pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), String> {
     let (_server, url) = match url {
         Some(u) => (None, u),
@@ -242,12 +314,16 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
         best = best.max(rate).max(drate);
         let _ = writeln!(md, "| {t} | {rate:.0} | {drate:.0} | {fresh} / {dfresh} |");
     }
+    crate::progress("redis: two clients, same URLs, same order");
+    let race_n = if quick { 2_000 } else { 20_000 };
+    let race_keys: Vec<String> = (10_000_000..10_000_000 + race_n).map(make_url).collect();
+    let (naive_twice, ours_twice) = double_claims(&url, &race_keys);
     crate::progress("redis: client-side check-then-set");
     let naive_keys = &keys[..keys.len().min(if quick { 2_000 } else { 10_000 })];
     let naive = client_side_rate(&url, naive_keys, distinct);
     // Memory: a filter filled to capacity vs the fingerprint set.
     crate::progress("redis: memory");
-    let n = if quick { 100_000u64 } else { 1_000_000 };
+    let n = if quick { 100_000u64 } else { 10_000_000 };
     let all: Vec<String> = (0..n).map(make_url).collect();
     flush(&url);
     let mut f = RedisBloomFilter::create(&url, "mem", n, 0.01).map_err(|e| e.to_string())?;
@@ -264,11 +340,11 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
     let _ = write!(
         md,
         "\n### Against the usual practice\n\n\
-         | approach | URLs/s | round trips per URL | atomic across processes | bytes per URL in Redis |\n\
-         |---|---:|---:|---|---:|\n\
-         | blockbloom-redis, best batch/threads above | {best:.0} | 1 per batch | yes (one atomic command or function call per shard) | {:.3} (STRLEN), {:.3} (MEMORY USAGE) |\n\
-         | client-side Bloom filter over a bitmap (GETBIT ×k, then SETBIT ×k), {} requests | {naive:.0} | 2 | no | ~same bitmap |\n\
-         | SADD of SHA-1 hex fingerprints | see above | 1 (or 1 per pipeline) | yes (exact) | {set_bytes:.1} |\n\n\
+         | approach | URLs/s | round trips per URL | two clients, same {race_n} new URLs, same order: claimed by both | bytes per URL in Redis |\n\
+         |---|---:|---:|---:|---:|\n\
+         | blockbloom-redis, best batch/threads above | {best:.0} | 1 per batch | {ours_twice} | {:.3} (STRLEN), {:.3} (MEMORY USAGE) |\n\
+         | client-side Bloom filter over a bitmap (GETBIT ×k, then SETBIT ×k), {} requests | {naive:.0} | 2 | {naive_twice} | ~same bitmap |\n\
+         | SADD of SHA-1 hex fingerprints | see above | 1 (or 1 per pipeline) | 0 (exact) | {set_bytes:.1} |\n\n\
          blockbloom-redis / client-side check-then-set: ×{:.0}. Memory measured after \
          inserting {n} distinct URLs into a filter sized for {n} at 1%.\n",
         strlen as f64 / n as f64,
