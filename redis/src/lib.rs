@@ -288,7 +288,7 @@ impl RedisBuilder {
     /// and the client reads each key's verdict from the old bits it returns. `false`: the
     /// batch goes to the `bb_set_v1` / `bb_get_v1` Lua function (or script), which runs the
     /// same `BITFIELD` and returns one answer per key. Both are one atomic server-side step
-    /// per shard; the plain command measured 1.3× faster in the benchmark report (no Lua
+    /// per shard; the plain command measured 1.2–1.7× faster in the benchmark report (no Lua
     /// table work per key), the function sends k times fewer integers back.
     pub fn direct_bitfield(mut self, on: bool) -> Self {
         self.direct = on;
