@@ -34,7 +34,8 @@ static ALLOC: CountingAlloc = CountingAlloc;
 const FPR: f64 = 0.01;
 const USAGE: &str =
     "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...] \
-     [--reps N] [--redis | --redis-only] [--redis-url URL]";
+     [--reps N] [--redis | --redis-only] [--redis-url URL] [--only SECTION,...]\n\
+     sections: throughput latency memory accuracy physical contention family targets";
 
 /// What one run measures.
 struct Config {
@@ -53,6 +54,8 @@ struct Config {
     /// Run the Redis section (0 = no, 1 = also, 2 = only it).
     redis: u8,
     redis_url: Option<String>,
+    /// `--only`: the sections to run (all when empty).
+    only: Vec<String>,
 }
 
 impl Config {
@@ -64,12 +67,17 @@ impl Config {
         let mut reps = None;
         let mut redis = 0;
         let mut redis_url = None;
+        let mut only = Vec::new();
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
                 "--quick" => quick = true,
                 "--redis" => redis = redis.max(1),
                 "--redis-only" => redis = 2,
+                "--only" => {
+                    let list = args.next().ok_or("--only needs SECTION,...")?;
+                    only = list.split(',').map(|x| x.trim().to_string()).collect();
+                }
                 "--redis-url" => {
                     redis_url = Some(args.next().ok_or("--redis-url needs a URL")?);
                     redis = redis.max(1);
@@ -123,6 +131,7 @@ impl Config {
             out,
             redis,
             redis_url,
+            only,
         })
     }
 }
@@ -302,15 +311,31 @@ fn main() {
         cfg,
     };
     header(&mut r);
+    let sections: [(&str, fn(&mut Report)); 8] = [
+        ("throughput", throughput),
+        ("latency", latency),
+        ("memory", memory),
+        ("accuracy", accuracy),
+        ("physical", physical_limit),
+        ("contention", contention),
+        ("family", family),
+        ("targets", targets),
+    ];
+    if let Some(bad) = r
+        .cfg
+        .only
+        .iter()
+        .find(|o| !sections.iter().any(|s| s.0 == o.as_str()))
+    {
+        eprintln!("--only: unknown section {bad}\n{USAGE}");
+        std::process::exit(2);
+    }
     if r.cfg.redis < 2 {
-        throughput(&mut r);
-        latency(&mut r);
-        memory(&mut r);
-        accuracy(&mut r);
-        physical_limit(&mut r);
-        contention(&mut r);
-        family(&mut r);
-        targets(&mut r);
+        for (name, run) in sections {
+            if r.cfg.only.is_empty() || r.cfg.only.iter().any(|o| o == name) {
+                run(&mut r);
+            }
+        }
     }
     if r.cfg.redis > 0 {
         r.section("Redis: one filter shared by many processes (blockbloom-redis)");
