@@ -311,7 +311,8 @@ fn main() {
         cfg,
     };
     header(&mut r);
-    let sections: [(&str, fn(&mut Report)); 8] = [
+    type Section = (&'static str, fn(&mut Report));
+    let sections: [Section; 8] = [
         ("throughput", throughput),
         ("latency", latency),
         ("memory", memory),
