@@ -6,7 +6,7 @@ use core::hash::Hash;
 use crate::error::Error;
 use crate::filter::random_seed;
 use crate::hash::KeyHasher;
-use crate::layers::Slots;
+use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::BloomFilter;
 

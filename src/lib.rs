@@ -8,7 +8,6 @@ mod error;
 mod filter;
 mod growable;
 mod hash;
-mod layers;
 pub mod math;
 #[cfg(feature = "rayon")]
 mod par;
