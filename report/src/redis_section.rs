@@ -20,6 +20,10 @@ impl Drop for OwnServer {
 }
 
 fn start_server() -> Result<(OwnServer, String), String> {
+    start_server_with(&[])
+}
+
+fn start_server_with(extra: &[&str]) -> Result<(OwnServer, String), String> {
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_err(|e| e.to_string())?
@@ -30,6 +34,7 @@ fn start_server() -> Result<(OwnServer, String), String> {
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no"])
         .args(["--dir", dir.to_str().unwrap_or(".")])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -74,6 +79,79 @@ fn info_version(url: &str) -> String {
         .unwrap_or("?")
         .trim()
         .to_string()
+}
+
+/// A 3-node Redis Cluster on loopback; returns the servers and one node's URL.
+fn start_cluster() -> Result<(Vec<OwnServer>, String), String> {
+    let mut servers = Vec::new();
+    let mut addrs = Vec::new();
+    let mut first = None;
+    for _ in 0..3 {
+        let (s, u) = start_server_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "3000"])?;
+        addrs.push(u.trim_start_matches("redis://").trim_end_matches('/').to_string());
+        first.get_or_insert(u);
+        servers.push(s);
+    }
+    let ok = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("redis-cli: {e}"))?
+        .success();
+    if !ok {
+        return Err("redis-cli --cluster create failed".into());
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for a in &addrs {
+        loop {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut conn(&format!("redis://{a}/")))
+                .unwrap_or_default();
+            if info.contains("cluster_state:ok") {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err("cluster did not converge".into());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok((servers, first.expect("three nodes")))
+}
+
+/// URLs/s against the cluster: the filter in `shards` shards spread over 3 nodes.
+fn cluster_rate(url: &str, keys: &[String], distinct: u64, threads: usize) -> Result<f64, String> {
+    let name = format!("bench{threads}");
+    let f = RedisBloomFilter::builder(url, &name)
+        .capacity(distinct)
+        .fpr(0.01)
+        .shard_bytes(4096)
+        .cluster()
+        .create()
+        .map_err(|e| e.to_string())?;
+    let per = keys.len().div_ceil(threads);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = keys
+            .chunks(per)
+            .map(|part| {
+                let mut h = f.try_clone().expect("connection");
+                s.spawn(move || {
+                    for c in part.chunks(1000) {
+                        h.insert_if_absent_many(c).expect("insert_if_absent_many");
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().expect("thread");
+        }
+    });
+    Ok(keys.len() as f64 / t.elapsed().as_secs_f64())
 }
 
 /// URLs/s of blockbloom-redis on `threads` client threads, each with its own connection and
@@ -313,6 +391,26 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
         let (drate, dfresh) = bloom_rate(&url, &keys, distinct, 1000, t, true);
         best = best.max(rate).max(drate);
         let _ = writeln!(md, "| {t} | {rate:.0} | {drate:.0} | {fresh} / {dfresh} |");
+    }
+    crate::progress("redis: 3-node cluster");
+    let _ = write!(
+        md,
+        "\n### Several instances: a 3-node Redis Cluster on the same machine (batches of 1000)\n\n\
+         The filter in 4 KiB shards spread over the nodes by their hash tags; the client sends one \
+         pipeline per node. All three servers and the client share the same 2 cores.\n\n\
+         | client threads | URLs/s |\n|---:|---:|\n"
+    );
+    match start_cluster() {
+        Ok((_nodes, curl)) => {
+            for t in [1usize, 2, 4] {
+                let rate = cluster_rate(&curl, &keys, distinct, t)?;
+                best = best.max(rate);
+                let _ = writeln!(md, "| {t} | {rate:.0} |");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(md, "| (cluster not measured: {e}) | |");
+        }
     }
     crate::progress("redis: two clients, same URLs, same order");
     let race_n = if quick { 2_000 } else { 20_000 };
