@@ -87,8 +87,13 @@ fn start_cluster() -> Result<(Vec<OwnServer>, String), String> {
     let mut addrs = Vec::new();
     let mut first = None;
     for _ in 0..3 {
-        let (s, u) = start_server_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "3000"])?;
-        addrs.push(u.trim_start_matches("redis://").trim_end_matches('/').to_string());
+        let (s, u) =
+            start_server_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "3000"])?;
+        addrs.push(
+            u.trim_start_matches("redis://")
+                .trim_end_matches('/')
+                .to_string(),
+        );
         first.get_or_insert(u);
         servers.push(s);
     }
