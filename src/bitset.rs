@@ -4,7 +4,7 @@ use core::fmt;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
-use crate::block::{BLOCK_BITS, BLOCK_BYTES};
+use crate::block::{or_into, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
 use crate::storage::Blocks;
@@ -171,14 +171,7 @@ impl AtomicBitSet {
         if self.universe != other.universe {
             return Err(Error::Incompatible { what: "universe" });
         }
-        for (mine, theirs) in self.blocks.iter().zip(other.blocks.iter()) {
-            for (w, o) in mine.0.iter().zip(&theirs.0) {
-                let bits = o.load(Relaxed);
-                if bits & !w.load(Relaxed) != 0 {
-                    w.fetch_or(bits, AcqRel);
-                }
-            }
-        }
+        or_into(&self.blocks, &other.blocks);
         Ok(())
     }
 

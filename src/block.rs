@@ -3,7 +3,10 @@
 //! Every probe of a key lands in one block, so an operation costs one cache-line miss
 //! whatever the number of hash functions.
 
-use crate::sync::AtomicU64;
+use crate::sync::{
+    AtomicU64,
+    Ordering::{AcqRel, Relaxed},
+};
 
 /// Words per block.
 pub(crate) const WORDS: usize = 8;
@@ -27,5 +30,20 @@ impl Block {
     #[cfg_attr(not(blockbloom_loom), allow(dead_code))]
     pub(crate) fn new() -> Self {
         Block(core::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+/// ORs every word of `src` into `dst` (blocks paired in order): the union of two filters or
+/// sets. Words whose bits are all present already are not written (their lines stay clean).
+/// AcqRel, as an insert's `fetch_or`: a reader that acquires these bits also sees what
+/// happened before them.
+pub(crate) fn or_into(dst: &[Block], src: &[Block]) {
+    for (mine, theirs) in dst.iter().zip(src) {
+        for (w, o) in mine.0.iter().zip(&theirs.0) {
+            let bits = o.load(Relaxed);
+            if bits & !w.load(Relaxed) != 0 {
+                w.fetch_or(bits, AcqRel);
+            }
+        }
     }
 }

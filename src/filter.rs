@@ -3,7 +3,7 @@
 use core::fmt;
 use core::hash::Hash;
 
-use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES, WORDS};
+use crate::block::{or_into, Block, BLOCK_BITS, BLOCK_BYTES, WORDS};
 use crate::error::Error;
 use crate::hash::{block_index, block_mask, KeyHasher, MAX_HASHES};
 use crate::math;
@@ -848,16 +848,7 @@ impl BloomFilter {
     /// ```
     pub fn union(&self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks.iter().zip(other.blocks.iter()) {
-            for (w, o) in mine.0.iter().zip(&theirs.0) {
-                let bits = o.load(Relaxed);
-                if bits & !w.load(Relaxed) != 0 {
-                    // Release: a reader that acquires these bits also sees whatever
-                    // happened before (as an insert_if_absent's fetch_or would publish).
-                    w.fetch_or(bits, AcqRel);
-                }
-            }
-        }
+        or_into(&self.blocks, &other.blocks);
         Ok(())
     }
 

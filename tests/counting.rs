@@ -3,9 +3,7 @@
 
 use blockbloom::math::counting_fpr;
 use blockbloom::CountingBloomFilter;
-use blockbloom_workload::{url, write_url, SplitMix64};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Barrier;
+use blockbloom_workload::{same_key_claims, shuffled_claims, url, write_url, SplitMix64};
 
 const Z999: f64 = 3.29;
 
@@ -115,37 +113,18 @@ fn concurrent_inserts_and_removes_of_different_keys_never_corrupt_counters() {
 #[test]
 fn overlapping_insert_if_absent_streams_have_at_most_one_winner() {
     const DISTINCT: u64 = 50_000;
+    let keys: Vec<String> = (0..DISTINCT).map(url).collect();
     for threads in [2usize, 4, 8] {
-        let keys: Vec<String> = (0..DISTINCT).map(url).collect();
         let f = CountingBloomFilter::with_seed(DISTINCT, 0.01, threads as u128).unwrap();
-        let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
-        let barrier = Barrier::new(threads);
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
-                s.spawn(move || {
-                    let mut rng = SplitMix64::new(t as u64 + 7);
-                    let mut mine: Vec<u64> = (0..DISTINCT).collect();
-                    rng.shuffle(&mut mine);
-                    barrier.wait();
-                    for i in mine {
-                        if f.insert_if_absent(keys[i as usize].as_str()) {
-                            winners[i as usize].fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
+        let wins = shuffled_claims(threads, DISTINCT, 7, |i| {
+            f.insert_if_absent(keys[i as usize].as_str())
         });
-        let mut total = 0;
-        for (i, w) in winners.iter().enumerate() {
-            let w = w.load(Ordering::Relaxed);
+        for (i, &w) in wins.iter().enumerate() {
             assert!(w <= 1, "key {i} won {w} times with {threads} threads");
-            total += w as u64;
             assert!(f.contains(keys[i].as_str()), "false negative");
-            // A loser undoes its increments: every key is counted once.
             assert!(f.estimated_count(keys[i].as_str()) >= 1);
         }
-        assert!(total <= DISTINCT);
+        let total: u64 = wins.iter().map(|&w| w as u64).sum();
         assert!(total as f64 > 0.98 * DISTINCT as f64, "{total}");
         // Losers undid their increments: the counters hold about one insert per key.
         let est = f.estimated_len() as f64;
@@ -156,36 +135,15 @@ fn overlapping_insert_if_absent_streams_have_at_most_one_winner() {
     }
 }
 
-/// The same key raced by 4 threads, 20,000 times (a barrier per key): exactly one winner
-/// each time, since nothing else writes the filter.
+/// The same key raced by 4 threads, 5,000 times (a barrier per key): exactly one winner each
+/// time but for false positives, since nothing else writes the filter.
 #[test]
 fn same_key_race_has_one_winner() {
     let rounds = 5_000u64;
-    let threads = 4;
     let f = CountingBloomFilter::with_seed(rounds, 0.001, 9).unwrap();
-    let wins: Vec<AtomicU8> = (0..rounds).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(threads);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (f, wins, barrier) = (&f, &wins, &barrier);
-            s.spawn(move || {
-                for r in 0..rounds {
-                    barrier.wait();
-                    if f.insert_if_absent(&r) {
-                        wins[r as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    let doubles = wins
-        .iter()
-        .filter(|w| w.load(Ordering::Relaxed) > 1)
-        .count();
-    let none = wins
-        .iter()
-        .filter(|w| w.load(Ordering::Relaxed) == 0)
-        .count();
+    let wins = same_key_claims(4, rounds, |r| f.insert_if_absent(&r));
+    let doubles = wins.iter().filter(|&&w| w > 1).count();
+    let none = wins.iter().filter(|&&w| w == 0).count();
     assert_eq!(doubles, 0);
     assert!(
         none < 50,

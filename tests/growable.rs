@@ -2,9 +2,7 @@
 //! at most one winner per key while layers are being added.
 
 use blockbloom::{Error, GrowableBloomFilter};
-use blockbloom_workload::{url, write_url, SplitMix64};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Barrier;
+use blockbloom_workload::{same_key_claims, shuffled_claims, url, write_url};
 
 const Z999: f64 = 3.29;
 
@@ -59,39 +57,22 @@ fn rate_after_100x_the_initial_capacity_is_at_most_the_target() {
 #[test]
 fn overlapping_streams_across_growth_have_at_most_one_winner() {
     const DISTINCT: u64 = 100_000;
+    let keys: Vec<String> = (0..DISTINCT).map(url).collect();
     for threads in [2usize, 4, 8] {
-        let keys: Vec<String> = (0..DISTINCT).map(url).collect();
         let f = GrowableBloomFilter::builder()
             .initial_capacity(1_000)
             .fpr(0.01)
             .seed(threads as u128)
             .build()
             .unwrap();
-        let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
-        let barrier = Barrier::new(threads);
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
-                s.spawn(move || {
-                    let mut rng = SplitMix64::new(t as u64 + 1);
-                    let mut mine: Vec<u64> = (0..DISTINCT).collect();
-                    rng.shuffle(&mut mine);
-                    barrier.wait();
-                    for i in mine {
-                        if f.insert_if_absent(keys[i as usize].as_str()) {
-                            winners[i as usize].fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
+        let wins = shuffled_claims(threads, DISTINCT, 1, |i| {
+            f.insert_if_absent(keys[i as usize].as_str())
         });
-        let mut total = 0u64;
-        for (i, w) in winners.iter().enumerate() {
-            let w = w.load(Ordering::Relaxed);
+        for (i, &w) in wins.iter().enumerate() {
             assert!(w <= 1, "key {i} won {w} times with {threads} threads");
-            total += w as u64;
             assert!(f.contains(keys[i].as_str()), "false negative for key {i}");
         }
+        let total: u64 = wins.iter().map(|&w| w as u64).sum();
         eprintln!(
             "{threads} threads: {} layers, {total} winners of {DISTINCT}",
             f.num_layers()
@@ -106,36 +87,15 @@ fn overlapping_streams_across_growth_have_at_most_one_winner() {
 #[test]
 fn same_key_races_during_growth_have_one_winner() {
     let rounds = 20_000u64;
-    let threads = 4;
     let f = GrowableBloomFilter::builder()
         .initial_capacity(16)
         .fpr(0.001)
         .seed(3)
         .build()
         .unwrap();
-    let wins: Vec<AtomicU8> = (0..rounds).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(threads);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (f, wins, barrier) = (&f, &wins, &barrier);
-            s.spawn(move || {
-                for r in 0..rounds {
-                    barrier.wait();
-                    if f.insert_if_absent(&r) {
-                        wins[r as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    let doubles = wins
-        .iter()
-        .filter(|w| w.load(Ordering::Relaxed) > 1)
-        .count();
-    let none = wins
-        .iter()
-        .filter(|w| w.load(Ordering::Relaxed) == 0)
-        .count();
+    let wins = same_key_claims(4, rounds, |r| f.insert_if_absent(&r));
+    let doubles = wins.iter().filter(|&&w| w > 1).count();
+    let none = wins.iter().filter(|&&w| w == 0).count();
     eprintln!(
         "{} layers, {doubles} double wins, {none} keys with no winner",
         f.num_layers()

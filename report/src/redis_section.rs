@@ -236,39 +236,56 @@ fn sadd_rate(url: &str, keys: &[String], batch: usize) -> (f64, f64) {
 /// as new).
 fn client_side_rate(url: &str, keys: &[String], distinct: u64) -> f64 {
     flush(url);
-    let local = blockbloom::BloomFilter::builder()
-        .capacity(distinct)
-        .fpr(0.01)
-        .seed(1)
-        .build()
-        .expect("filter");
-    let layout = local.layout();
+    let layout = naive_layout(distinct);
     let mut c = conn(url);
     let t = Instant::now();
     for k in keys {
-        let p = layout.probe(k.as_str());
-        let mut offs = Vec::new();
-        for (w, mut word) in p.mask().into_iter().enumerate() {
-            while word != 0 {
-                let i = word.trailing_zeros() as u64;
-                word &= word - 1;
-                offs.push(p.block() as u64 * 512 + 64 * w as u64 + i);
-            }
-        }
-        let mut get = redis::pipe();
-        for &o in &offs {
-            get.cmd("GETBIT").arg("bitmap").arg(o);
-        }
-        let bits: Vec<u8> = get.query(&mut c).expect("GETBIT");
-        if bits.contains(&0) {
-            let mut set = redis::pipe();
-            for &o in &offs {
-                set.cmd("SETBIT").arg("bitmap").arg(o).arg(1).ignore();
-            }
-            let _: () = set.query(&mut c).expect("SETBIT");
-        }
+        naive_claim(&mut c, &layout, k, "bitmap");
     }
     keys.len() as f64 / t.elapsed().as_secs_f64()
+}
+
+fn naive_layout(n: u64) -> blockbloom::Layout {
+    blockbloom::BloomFilter::builder()
+        .capacity(n)
+        .fpr(0.01)
+        .seed(1)
+        .build()
+        .expect("filter")
+        .layout()
+}
+
+/// The client-side Bloom filter over a Redis bitmap: GETBIT of the key's bits in one round
+/// trip, then, if one was 0, SETBIT of all of them in another. Not atomic.
+fn naive_claim(
+    c: &mut redis::Connection,
+    layout: &blockbloom::Layout,
+    key: &str,
+    bitmap: &str,
+) -> bool {
+    let p = layout.probe(key);
+    let mut offs = Vec::new();
+    for (w, mut word) in p.mask().into_iter().enumerate() {
+        while word != 0 {
+            let i = word.trailing_zeros() as u64;
+            word &= word - 1;
+            offs.push(p.block() as u64 * 512 + 64 * w as u64 + i);
+        }
+    }
+    let mut get = redis::pipe();
+    for &o in &offs {
+        get.cmd("GETBIT").arg(bitmap).arg(o);
+    }
+    let bits: Vec<u8> = get.query(c).expect("GETBIT");
+    let new = bits.contains(&0);
+    if new {
+        let mut set = redis::pipe();
+        for &o in &offs {
+            set.cmd("SETBIT").arg(bitmap).arg(o).arg(1).ignore();
+        }
+        let _: () = set.query(c).expect("SETBIT");
+    }
+    new
 }
 
 /// Two clients (threads, each with its own connection) given the same new URLs in the same
@@ -296,41 +313,11 @@ fn double_claims(url: &str, keys: &[String]) -> (usize, usize) {
             .count()
     };
     flush(url);
-    let layout = blockbloom::BloomFilter::builder()
-        .capacity(keys.len() as u64)
-        .fpr(0.01)
-        .seed(1)
-        .build()
-        .expect("filter")
-        .layout();
+    let layout = naive_layout(keys.len() as u64);
     let naive = race(&|_, keys| {
         let mut c = conn(url);
         keys.iter()
-            .map(|k| {
-                let p = layout.probe(k.as_str());
-                let mut offs = Vec::new();
-                for (w, mut word) in p.mask().into_iter().enumerate() {
-                    while word != 0 {
-                        let i = word.trailing_zeros() as u64;
-                        word &= word - 1;
-                        offs.push(p.block() as u64 * 512 + 64 * w as u64 + i);
-                    }
-                }
-                let mut get = redis::pipe();
-                for &o in &offs {
-                    get.cmd("GETBIT").arg("race-bitmap").arg(o);
-                }
-                let bits: Vec<u8> = get.query(&mut c).expect("GETBIT");
-                let new = bits.contains(&0);
-                if new {
-                    let mut set = redis::pipe();
-                    for &o in &offs {
-                        set.cmd("SETBIT").arg("race-bitmap").arg(o).arg(1).ignore();
-                    }
-                    let _: () = set.query(&mut c).expect("SETBIT");
-                }
-                new
-            })
+            .map(|k| naive_claim(&mut c, &layout, k, "race-bitmap"))
             .collect()
     });
     let f = RedisBloomFilter::create(url, "race", keys.len() as u64, 0.01).expect("create");

@@ -10,6 +10,62 @@
 
 use std::fmt::Write as _;
 
+/// Races for the concurrency tests: `threads` threads, started on a barrier, each call
+/// `claim(id)` for every id in `0..ids`, in an order of their own (shuffled with
+/// `seed + thread`). Returns how many threads got `true` for each id: at most 1 everywhere
+/// is the "at most one winner" contract.
+pub fn shuffled_claims(
+    threads: usize,
+    ids: u64,
+    seed: u64,
+    claim: impl Fn(u64) -> bool + Sync,
+) -> Vec<u8> {
+    claims(threads, ids, |t, wins| {
+        let mut mine: Vec<u64> = (0..ids).collect();
+        SplitMix64::new(seed + t as u64).shuffle(&mut mine);
+        for i in mine {
+            if claim(i) {
+                wins[i as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    })
+}
+
+/// The same-key race: `threads` threads call `claim(id)` for ids `0..ids` in the same order,
+/// meeting at a barrier before every id, so that each id is really raced.
+pub fn same_key_claims(threads: usize, ids: u64, claim: impl Fn(u64) -> bool + Sync) -> Vec<u8> {
+    let barrier = std::sync::Barrier::new(threads);
+    claims(threads, ids, |_, wins| {
+        for i in 0..ids {
+            barrier.wait();
+            if claim(i) {
+                wins[i as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    })
+}
+
+fn claims(
+    threads: usize,
+    ids: u64,
+    run: impl Fn(usize, &[std::sync::atomic::AtomicU8]) + Sync,
+) -> Vec<u8> {
+    let wins: Vec<std::sync::atomic::AtomicU8> = (0..ids)
+        .map(|_| std::sync::atomic::AtomicU8::new(0))
+        .collect();
+    let start = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (run, wins, start) = (&run, &wins, &start);
+            s.spawn(move || {
+                start.wait();
+                run(t, wins)
+            });
+        }
+    });
+    wins.into_iter().map(|w| w.into_inner()).collect()
+}
+
 /// SplitMix64 pseudo-random generator. Not cryptographic; deterministic and portable.
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
