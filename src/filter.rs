@@ -36,6 +36,15 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// The probe of hash `h` in a filter of `nblocks` blocks and `k` bits per key.
+    #[inline(always)]
+    fn of(h: u64, nblocks: u64, k: u32) -> Probe {
+        Probe {
+            block: block_index(h, nblocks),
+            mask: block_mask(h, k),
+        }
+    }
+
     /// Index of the key's 512-bit block.
     pub fn block(&self) -> usize {
         self.block
@@ -91,11 +100,7 @@ impl Layout {
     /// Where `key` lives: as [`BloomFilter::probe`].
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
-        let h = self.hasher.hash(key);
-        Probe {
-            block: block_index(h, self.nblocks),
-            mask: block_mask(h, self.k),
-        }
+        Probe::of(self.hasher.hash(key), self.nblocks, self.k)
     }
 
     /// Number of blocks.
@@ -409,11 +414,7 @@ impl BloomFilter {
     /// Where `key` lives: its block and its bits there.
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
-        let h = self.hasher.hash(key);
-        Probe {
-            block: block_index(h, self.nblocks),
-            mask: block_mask(h, self.k),
-        }
+        Probe::of(self.hasher.hash(key), self.nblocks, self.k)
     }
 
     /// Whether `key` may have been inserted: `false` is certain, `true` is wrong with
