@@ -53,7 +53,7 @@ fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
 /// true count is no longer known and decrementing it could cause a false negative. Saturation
 /// needs 15 keys on one counter: about one counter in 10^12 at the sizes this filter picks.
 ///
-/// Memory: about 4.3 times a plain [`BloomFilter`] at the same rate (each slot is 4 bits, and
+/// Memory: about 4.4 times a plain [`BloomFilter`] at the same rate (each slot is 4 bits, and
 /// blocks of 128 slots need more slots per key: [`math::counting_params`]). Use it when keys
 /// must be deleted; otherwise the plain filter is smaller and faster.
 ///
@@ -100,7 +100,7 @@ pub struct CountingBloomFilter {
 
 impl CountingBloomFilter {
     /// A counting filter for `capacity` keys present at once at false-positive rate `fpr`,
-    /// with a random hashing key. Sized with [`math::counting_params`]: about 10.8 counters
+    /// with a random hashing key. Sized with [`math::counting_params`]: about 10.9 counters
     /// (5.4 bytes) per key at 1%.
     ///
     /// # Errors

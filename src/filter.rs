@@ -386,7 +386,7 @@ impl BloomFilter {
     /// hashing key.
     ///
     /// Sizing uses the blocked-filter formula ([`math::optimal_params`]): about 9.9 bits
-    /// (1.24 bytes) per key at 1%, 15.3 at 0.1%.
+    /// (1.24 bytes) per key at 1%, 15.5 at 0.1%.
     ///
     /// # Errors
     /// [`Error::ZeroCapacity`], [`Error::InvalidFpr`] (not in (0, 1), or NaN),

@@ -14,7 +14,7 @@
 //!
 //! // The classic table: 10 bits per key and 7 hashes give 0.82% on a standard filter...
 //! assert!((standard_fpr(10.0, 7) - 0.00819).abs() < 5e-6);
-//! // ...but about 0.96% once all probes share one cache line.
+//! // ...but about 0.97% once all probes share one cache line.
 //! assert!(blocked_fpr(10.0, 7) > 1.15 * standard_fpr(10.0, 7));
 //!
 //! // So a 1% blocked filter is sized with the blocked formula:
@@ -64,10 +64,18 @@ fn ln_factorial(n: u64) -> f64 {
 /// False-positive rate of a blocked Bloom filter (512-bit blocks, all `k` probes of a key in
 /// one block, positions drawn with replacement) with `bits_per_key` bits per key:
 ///
-/// `fpr(c, k) = Σ_i Poisson(i; 512/c) · (1 − (1 − 1/512)^(k·i))^k`
+/// `fpr(c, k) = Σ_i Poisson(i; 512/c) · E[(X_i / 512)^k]`
 ///
 /// (Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", 2007): a
-/// block holds a Poisson number `i` of keys, each of which set `k` of its 512 bits at random.
+/// block holds a Poisson number `i` of keys, each of which set `k` of its 512 bits at random;
+/// `X_i` is the number of bits those `k·i` throws set, and a never-inserted key is a false
+/// positive when its `k` bits all land on set ones. The usual form of the formula replaces
+/// `E[(X_i/512)^k]` by `(E[X_i]/512)^k = (1 − (1 − 1/512)^(k·i))^k`, which by Jensen's
+/// inequality *under*-estimates the rate: by 1.2% at 10 bits per key and `k = 7`, 2.2% at
+/// 0.1%, 4% at 23 bits and `k = 12` (checked against the exact occupancy computation in
+/// this module's tests). We add the second-order (variance) term of `E[(X/512)^k]`, which
+/// brings the formula within 0.05% of the exact value for `k ≤ 12` (0.4% at `k = 20`), so
+/// filters sized with it deliver the rate they promise.
 ///
 /// Returns NaN when `bits_per_key` is not positive or `k` is zero.
 ///
@@ -90,7 +98,7 @@ pub const COUNTERS_PER_BLOCK: u32 = 128;
 /// `counters_per_key` 4-bit counters per key and `k` counters per key: the blocked formula
 /// with blocks of [`COUNTERS_PER_BLOCK`] slots instead of 512 (a counter is "set" when
 /// nonzero). Smaller blocks spread keys less evenly, so a counting filter needs more slots
-/// per key than a plain one needs bits, and each slot is 4 bits: about 4.3× the memory at 1%.
+/// per key than a plain one needs bits, and each slot is 4 bits: about 4.4× the memory at 1%.
 ///
 /// ```
 /// use blockbloom::math::{blocked_fpr, counting_fpr};
@@ -108,6 +116,7 @@ fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
     let lambda = slots / bits_per_key;
     let kf = k as f64;
     let ln_q = (1.0 - 1.0 / slots).ln();
+    let ln_q2 = (1.0 - 2.0 / slots).ln();
     // Poisson mass outside lambda ± 14·sqrt(lambda) + 40 is far below 1e-40.
     let spread = 14.0 * lambda.sqrt() + 40.0;
     let lo = (lambda - spread).max(0.0).floor() as u64;
@@ -119,8 +128,18 @@ fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
         if i > lo {
             p *= lambda / i as f64;
         }
-        let fill = -(kf * i as f64 * ln_q).exp_m1(); // 1 − q^(k·i), accurate for small i
-        sum += p * fill.powi(k as i32);
+        let n = kf * i as f64; // bits thrown into this block
+        let q1 = (n * ln_q).exp(); // P(a given bit is still 0)
+        let q2 = (n * ln_q2).exp(); // P(two given bits are both still 0)
+        let fill = -(n * ln_q).exp_m1(); // 1 − q1, accurate for small i
+                                         // E[(X/B)^k] for the number X of set bits, by the delta method: f(μ) + ½·f''(μ)·Var,
+                                         // with Var(X)/B² = (1 − 1/B)·q2 + q1/B − q1² (occupancy of B bins by n throws).
+        let var = (1.0 - 1.0 / slots) * q2 + q1 / slots - q1 * q1;
+        let mut term = fill.powi(k as i32);
+        if k >= 2 {
+            term += 0.5 * kf * (kf - 1.0) * fill.powi(k as i32 - 2) * var.max(0.0);
+        }
+        sum += p * term;
     }
     sum.min(1.0)
 }
@@ -243,6 +262,69 @@ mod tests {
                 .map(|i| (-lambda + i as f64 * lambda.ln() - ln_factorial(i)).exp())
                 .sum();
             assert!((s - 1.0).abs() < 1e-9, "c={c}: {s}");
+        }
+    }
+
+    /// The exact rate: for a block hit by `n` throws, P(all of a query's k positions are set)
+    /// = Σ_d P(the k positions are d distinct bins) · P(n throws cover d given bins), the
+    /// latter by inclusion–exclusion.
+    fn exact_fpr(c: f64, k: u32) -> f64 {
+        let b = 512.0f64;
+        let k = k as usize;
+        // Stirling numbers of the second kind S(k, d).
+        let mut st = vec![vec![0.0f64; k + 1]; k + 1];
+        st[0][0] = 1.0;
+        for i in 1..=k {
+            for j in 1..=i {
+                st[i][j] = j as f64 * st[i - 1][j] + st[i - 1][j - 1];
+            }
+        }
+        let p_d: Vec<f64> = (0..=k)
+            .map(|d| {
+                st[k][d] * (0..d).map(|j| (b - j as f64) / b).product::<f64>()
+                    / b.powi((k - d) as i32)
+            })
+            .collect();
+        let binom =
+            |n: usize, r: usize| (0..r).fold(1.0, |a, j| a * (n - j) as f64 / (j + 1) as f64);
+        let lambda = b / c;
+        let mut sum = 0.0;
+        for i in 0..(lambda + 14.0 * lambda.sqrt() + 40.0) as u64 {
+            let p = (-lambda + i as f64 * lambda.ln() - ln_factorial(i)).exp();
+            let n = (k as u64 * i) as f64;
+            let cover = |d: usize| -> f64 {
+                (0..=d)
+                    .map(|j| {
+                        let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+                        sign * binom(d, j) * (1.0 - j as f64 / b).powf(n)
+                    })
+                    .sum()
+            };
+            sum += p * (1..=k).map(|d| p_d[d] * cover(d)).sum::<f64>();
+        }
+        sum
+    }
+
+    #[test]
+    fn blocked_formula_matches_the_exact_occupancy_computation() {
+        for (c, k) in [(4.83, 3), (9.9, 7), (15.49, 9), (17.32, 10), (23.36, 12)] {
+            let (ours, exact) = (blocked_fpr(c, k), exact_fpr(c, k));
+            assert!(
+                (ours / exact - 1.0).abs() < 5e-4,
+                "c={c} k={k}: {ours} vs {exact}"
+            );
+            // The first-order formula is off by percents at these sizes.
+            let first = (0..1000u64)
+                .map(|i| {
+                    let l = 512.0 / c;
+                    let p = (-l + i as f64 * l.ln() - ln_factorial(i)).exp();
+                    p * (1.0 - (1.0 - 1.0 / 512.0f64).powf((k as u64 * i) as f64)).powi(k as i32)
+                })
+                .sum::<f64>();
+            assert!(
+                first < exact,
+                "Jensen: the first-order formula underestimates"
+            );
         }
     }
 
