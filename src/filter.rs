@@ -5,7 +5,7 @@ use core::hash::Hash;
 
 use crate::block::{or_into, Block, BLOCK_BITS, BLOCK_BYTES, WORDS};
 use crate::error::Error;
-use crate::hash::{block_index, block_mask, KeyHasher, MAX_HASHES};
+use crate::hash::{block_index, block_mask, KeyHasher, MAX_HASHES, SALTS};
 use crate::math;
 use crate::storage::{byte_size, prefetch_read, prefetch_write, Blocks};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
@@ -435,15 +435,23 @@ impl BloomFilter {
 
     #[inline(always)]
     pub(crate) fn contains_hash(&self, h: u64) -> bool {
+        // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
+        // coherence alone guarantees this load sees it (guarantee 1).
+        self.all_set(h, Relaxed)
+    }
+
+    /// Whether every bit of hash `h` is set, testing each bit where it lies instead of
+    /// building the eight-word mask: fewer instructions per key, so more keys' cache misses
+    /// overlap. Branch-free; the loads hit one cache line.
+    #[inline(always)]
+    fn all_set(&self, h: u64, order: crate::sync::Ordering) -> bool {
         let b = &self.blocks[block_index(h, self.nblocks)];
-        let mut present = true;
-        for (word, m) in b.0.iter().zip(block_mask(h, self.k)) {
-            // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
-            // coherence alone guarantees this load sees it (guarantee 1). Branch-free: the
-            // eight loads hit one cache line.
-            present &= word.load(Relaxed) & m == m;
+        let mut missing = 0u64;
+        for salt in &SALTS[..self.k as usize] {
+            let bit = h.wrapping_mul(*salt) >> 55; // as in `block_mask`
+            missing |= !(b.0[(bit >> 6) as usize].load(order) >> (bit & 63)) & 1;
         }
-        present
+        missing == 0
     }
 
     /// Adds `key`. Sets only the bits that are missing; a key already present writes nothing.
@@ -529,6 +537,12 @@ impl BloomFilter {
 
     #[inline(always)]
     pub(crate) fn insert_if_absent_hash(&self, h: u64) -> bool {
+        // Duplicates (most of a crawl's links) leave through the cheap test of `contains`.
+        // Its Acquire twin: seeing every bit set means a duplicate (bits never clear), and
+        // the Acquire loads give the same synchronisation as step 1 below would.
+        if self.all_set(h, Acquire) {
+            return false;
+        }
         let b = &self.blocks[block_index(h, self.nblocks)];
         let mut missing = [0u64; WORDS];
         let mut nonzero = 0u32; // bit w set <=> word w has missing bits
