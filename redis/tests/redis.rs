@@ -14,6 +14,9 @@ fn urls(n: u64) -> Vec<String> {
 
 #[test]
 fn create_open_conflicts_and_delete() {
+    if !common::available() {
+        return;
+    }
     let s = Server::start();
     let u = s.url();
     assert!(matches!(
@@ -75,6 +78,9 @@ fn create_open_conflicts_and_delete() {
 /// and ORs). With tiny shards, so that batches cross many shards.
 #[test]
 fn same_answers_and_same_bits_as_a_local_filter() {
+    if !common::available() {
+        return;
+    }
     let s = Server::start();
     for (shard_bytes, direct) in [
         (64u64 << 20, true),
@@ -128,6 +134,9 @@ fn same_answers_and_same_bits_as_a_local_filter() {
 
 #[test]
 fn export_union_and_import() {
+    if !common::available() {
+        return;
+    }
     let s = Server::start();
     let node = |seed| {
         BloomFilter::builder()
@@ -214,6 +223,9 @@ fn race_child() {
 
 #[test]
 fn two_processes_race_over_the_same_urls() {
+    if !common::available() {
+        return;
+    }
     race(true);
     race(false);
 }
@@ -288,6 +300,9 @@ fn connection_refused_is_an_error() {
 
 #[test]
 fn wrong_type_shard_is_an_error() {
+    if !common::available() {
+        return;
+    }
     let s = Server::start();
     let mut f = RedisBloomFilter::create(&s.url(), "wt", 1000, 0.01).unwrap();
     let _: () = redis::cmd("LPUSH")
@@ -301,6 +316,9 @@ fn wrong_type_shard_is_an_error() {
 
 #[test]
 fn lost_server_code_is_reloaded_and_the_call_retried_once() {
+    if !common::available() {
+        return;
+    }
     let s = Server::start();
     let mut f = RedisBloomFilter::builder(&s.url(), "fl")
         .capacity(1000)
@@ -337,6 +355,9 @@ fn lost_server_code_is_reloaded_and_the_call_retried_once() {
 
 #[test]
 fn timeouts_are_errors_and_the_next_call_reconnects() {
+    if !common::available() {
+        return;
+    }
     let s = Server::with_args(&["--save", "", "--enable-debug-command", "yes"]);
     let mut f = RedisBloomFilter::builder(&s.url(), "to")
         .capacity(1000)
@@ -369,6 +390,9 @@ fn timeouts_are_errors_and_the_next_call_reconnects() {
 /// that was acknowledged as inserted is still there.
 #[test]
 fn server_restart_mid_batch() {
+    if !common::available() {
+        return;
+    }
     let mut s = Server::with_args(&[
         "--save",
         "",
@@ -424,6 +448,9 @@ fn server_restart_mid_batch() {
 /// filter answers exactly as a local one.
 #[test]
 fn three_node_cluster() {
+    if !common::available() {
+        return;
+    }
     let nodes: Vec<Server> = (0..3)
         .map(|_| {
             Server::with_args(&[

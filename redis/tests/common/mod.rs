@@ -14,6 +14,25 @@ pub struct Server {
     args: Vec<String>,
 }
 
+/// Whether `redis-server` can be run here. Without it the Redis tests are skipped with a
+/// message — unless `BLOCKBLOOM_REQUIRE_REDIS` is set (CI sets it), which makes it a failure.
+pub fn available() -> bool {
+    let ok = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("BLOCKBLOOM_REQUIRE_REDIS").is_none(),
+            "redis-server is required (BLOCKBLOOM_REQUIRE_REDIS is set) but cannot be run"
+        );
+        eprintln!("SKIPPED: redis-server not found (apt-get install -y redis-server)");
+    }
+    ok
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
