@@ -437,15 +437,14 @@ impl BloomFilter {
     pub(crate) fn contains_hash(&self, h: u64) -> bool {
         // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
         // coherence alone guarantees this load sees it (guarantee 1).
-        self.all_set(h, Relaxed)
+        self.all_set(&self.blocks[block_index(h, self.nblocks)], h, Relaxed)
     }
 
-    /// Whether every bit of hash `h` is set, testing each bit where it lies instead of
+    /// Whether every bit of hash `h` is set in its block `b`, testing each bit where it lies instead of
     /// building the eight-word mask: fewer instructions per key, so more keys' cache misses
     /// overlap. Branch-free; the loads hit one cache line.
     #[inline(always)]
-    fn all_set(&self, h: u64, order: crate::sync::Ordering) -> bool {
-        let b = &self.blocks[block_index(h, self.nblocks)];
+    fn all_set(&self, b: &Block, h: u64, order: crate::sync::Ordering) -> bool {
         let mut missing = 0u64;
         for salt in &SALTS[..self.k as usize] {
             let bit = h.wrapping_mul(*salt) >> 55; // as in `block_mask`
@@ -540,10 +539,10 @@ impl BloomFilter {
         // Duplicates (most of a crawl's links) leave through the cheap test of `contains`.
         // Its Acquire twin: seeing every bit set means a duplicate (bits never clear), and
         // the Acquire loads give the same synchronisation as step 1 below would.
-        if self.all_set(h, Acquire) {
+        let b = &self.blocks[block_index(h, self.nblocks)];
+        if self.all_set(b, h, Acquire) {
             return false;
         }
-        let b = &self.blocks[block_index(h, self.nblocks)];
         let mut missing = [0u64; WORDS];
         let mut nonzero = 0u32; // bit w set <=> word w has missing bits
         for (w, (word, m)) in b.0.iter().zip(block_mask(h, self.k)).enumerate() {

@@ -63,13 +63,42 @@ struct Padded(AtomicU64);
 pub struct GrowableBloomFilter {
     layers: Slots<Layer, MAX_LAYERS>,
     hasher: KeyHasher,
+    shape: Shape,
+    growth_failed: AtomicBool,
+}
+
+/// What every layer is derived from (validated by [`GrowableBuilder::build`]).
+struct Shape {
     seed: u128,
     initial_capacity: u64,
     fpr: f64,
     growth: u64,
     tightening: f64,
     huge_pages: bool,
-    growth_failed: AtomicBool,
+}
+
+impl Shape {
+    /// Capacity and rate of layer `i`.
+    fn layer_params(&self, i: usize) -> (u64, f64) {
+        let cap = (self.initial_capacity as f64 * (self.growth as f64).powi(i as i32))
+            .min(u64::MAX as f64) as u64;
+        let fpr = self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32);
+        (cap, fpr)
+    }
+
+    fn make_layer(&self, i: usize) -> Result<Layer, Error> {
+        let (capacity, fpr) = self.layer_params(i);
+        let filter = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(self.seed)
+            .huge_pages(self.huge_pages)
+            .build()?;
+        Ok(Layer {
+            filter,
+            count: Padded(AtomicU64::new(0)),
+        })
+    }
 }
 
 /// Configures a [`GrowableBloomFilter`]; made by [`GrowableBloomFilter::builder`].
@@ -153,35 +182,21 @@ impl GrowableBuilder {
                 "tightening ratio must be strictly between 0 and 1",
             ));
         }
-        let mut f = GrowableBloomFilter {
-            layers: Slots::new(Layer {
-                filter: placeholder()?,
-                count: Padded(AtomicU64::new(0)),
-            }),
-            hasher: KeyHasher::new(0),
+        let shape = Shape {
             seed: self.seed.unwrap_or_else(random_seed),
             initial_capacity,
             fpr: self.fpr,
             growth: self.growth,
             tightening: self.tightening,
             huge_pages: self.huge_pages,
-            growth_failed: AtomicBool::new(false),
         };
-        f.hasher = KeyHasher::new(f.seed);
-        let first = f.make_layer(0)?;
-        f.layers = Slots::new(first);
-        Ok(f)
+        Ok(GrowableBloomFilter {
+            layers: Slots::new(shape.make_layer(0)?),
+            hasher: KeyHasher::new(shape.seed),
+            shape,
+            growth_failed: AtomicBool::new(false),
+        })
     }
-}
-
-/// A one-block filter, only to give `Slots::new` something before the real first layer.
-fn placeholder() -> Result<BloomFilter, Error> {
-    BloomFilter::builder()
-        .capacity(1)
-        .bits(512)
-        .hashes(1)
-        .seed(0)
-        .build()
 }
 
 impl GrowableBloomFilter {
@@ -207,28 +222,6 @@ impl GrowableBloomFilter {
             seed: None,
             huge_pages: false,
         }
-    }
-
-    /// Capacity and rate of layer `i`.
-    fn layer_params(&self, i: usize) -> (u64, f64) {
-        let cap = (self.initial_capacity as f64 * (self.growth as f64).powi(i as i32))
-            .min(u64::MAX as f64) as u64;
-        let fpr = self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32);
-        (cap, fpr)
-    }
-
-    fn make_layer(&self, i: usize) -> Result<Layer, Error> {
-        let (capacity, fpr) = self.layer_params(i);
-        let filter = BloomFilter::builder()
-            .capacity(capacity)
-            .fpr(fpr)
-            .seed(self.seed)
-            .huge_pages(self.huge_pages)
-            .build()?;
-        Ok(Layer {
-            filter,
-            count: Padded(AtomicU64::new(0)),
-        })
     }
 
     /// Index of the newest layer: slots are scanned from 0 so that the load of every slot
@@ -329,7 +322,7 @@ impl GrowableBloomFilter {
             self.growth_failed.store(true, Relaxed);
             return;
         }
-        match self.make_layer(top + 1) {
+        match self.shape.make_layer(top + 1) {
             // Err: another thread installed it first; ours is dropped (its memory was
             // never touched).
             Ok(layer) => drop(self.layers.install(top + 1, Box::new(layer))),
@@ -376,17 +369,17 @@ impl GrowableBloomFilter {
 
     /// The target false-positive rate of the whole chain.
     pub fn target_fpr(&self) -> f64 {
-        self.fpr
+        self.shape.fpr
     }
 
     /// The first layer's capacity.
     pub fn initial_capacity(&self) -> u64 {
-        self.initial_capacity
+        self.shape.initial_capacity
     }
 
     /// The 128-bit hashing key (shared by all layers).
     pub fn seed(&self) -> u128 {
-        self.seed
+        self.shape.seed
     }
 }
 
@@ -394,10 +387,10 @@ impl fmt::Debug for GrowableBloomFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrowableBloomFilter")
             .field("num_layers", &self.num_layers())
-            .field("initial_capacity", &self.initial_capacity)
-            .field("target_fpr", &self.fpr)
-            .field("growth", &self.growth)
-            .field("tightening", &self.tightening)
+            .field("initial_capacity", &self.shape.initial_capacity)
+            .field("target_fpr", &self.shape.fpr)
+            .field("growth", &self.shape.growth)
+            .field("tightening", &self.shape.tightening)
             .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,7 @@
 
 use blockbloom::math::counting_fpr;
 use blockbloom::CountingBloomFilter;
-use blockbloom_workload::{same_key_claims, shuffled_claims, url, write_url, SplitMix64};
+use blockbloom_workload::{measure_fpr, same_key_claims, shuffled_claims, url, SplitMix64};
 
 const Z999: f64 = 3.29;
 
@@ -15,19 +15,7 @@ fn bound(p: f64, n: u64) -> f64 {
 fn measured_rate_matches_the_counting_formula() {
     for (capacity, target, queries) in [(100_000u64, 0.01, 1_000_000u64), (100_000, 0.1, 200_000)] {
         let f = CountingBloomFilter::with_seed(capacity, target, 11).unwrap();
-        let mut buf = String::new();
-        for i in 0..capacity {
-            buf.clear();
-            write_url(i, &mut buf);
-            f.insert(buf.as_str());
-        }
-        let mut fp = 0u64;
-        for i in capacity..capacity + queries {
-            buf.clear();
-            write_url(i, &mut buf);
-            fp += f.contains(buf.as_str()) as u64;
-        }
-        let measured = fp as f64 / queries as f64;
+        let measured = measure_fpr(capacity, queries, |k| f.insert(k), |k| f.contains(k));
         let per_key = f.num_counters() as f64 / capacity as f64;
         let theory = counting_fpr(per_key, f.num_hashes());
         eprintln!(

@@ -7,7 +7,7 @@
 
 use blockbloom::math::{blocked_fpr, standard_fpr};
 use blockbloom::BloomFilter;
-use blockbloom_workload::write_url;
+use blockbloom_workload::measure_fpr;
 
 const Z999: f64 = 3.29;
 const QUERIES: u64 = 1_000_000;
@@ -19,19 +19,7 @@ fn bound(p: f64, n: u64) -> f64 {
 /// Fills `f` with URLs `0..capacity` and returns the share of URLs
 /// `capacity..capacity + QUERIES` (never inserted) that it reports present.
 fn fill_and_measure(f: &BloomFilter, capacity: u64) -> f64 {
-    let mut buf = String::new();
-    for i in 0..capacity {
-        buf.clear();
-        write_url(i, &mut buf);
-        f.insert(buf.as_str());
-    }
-    let mut positives = 0u64;
-    for i in capacity..capacity + QUERIES {
-        buf.clear();
-        write_url(i, &mut buf);
-        positives += f.contains(buf.as_str()) as u64;
-    }
-    positives as f64 / QUERIES as f64
+    measure_fpr(capacity, QUERIES, |k| f.insert(k), |k| f.contains(k))
 }
 
 fn check(capacity: u64, target: f64, seed: u128) {

@@ -2,7 +2,7 @@
 //! at most one winner per key while layers are being added.
 
 use blockbloom::{Error, GrowableBloomFilter};
-use blockbloom_workload::{same_key_claims, shuffled_claims, url, write_url};
+use blockbloom_workload::{measure_fpr, same_key_claims, shuffled_claims, url};
 
 const Z999: f64 = 3.29;
 
@@ -16,26 +16,17 @@ fn rate_after_100x_the_initial_capacity_is_at_most_the_target() {
             .build()
             .unwrap();
         let n = initial * 100;
-        let mut buf = String::new();
-        let mut fresh = 0u64;
-        for i in 0..n {
-            buf.clear();
-            write_url(i, &mut buf);
-            fresh += f.insert_if_absent(buf.as_str()) as u64;
-        }
-        for i in (0..n).step_by(7) {
-            buf.clear();
-            write_url(i, &mut buf);
-            assert!(f.contains(buf.as_str()), "false negative for key {i}");
-        }
         let queries = 1_000_000u64;
-        let mut fp = 0u64;
-        for i in n..n + queries {
-            buf.clear();
-            write_url(i, &mut buf);
-            fp += f.contains(buf.as_str()) as u64;
+        let mut fresh = 0u64;
+        let measured = measure_fpr(
+            n,
+            queries,
+            |k| fresh += f.insert_if_absent(k) as u64,
+            |k| f.contains(k),
+        );
+        for i in (0..n).step_by(7) {
+            assert!(f.contains(url(i).as_str()), "false negative for key {i}");
         }
-        let measured = fp as f64 / queries as f64;
         let bound = Z999 * (target * (1.0 - target) / queries as f64).sqrt();
         eprintln!(
             "growable {initial} @ {target}, {n} keys: {} layers, {:.2} bytes/key, measured \

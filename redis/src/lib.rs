@@ -153,6 +153,9 @@ impl From<RedisError> for Error {
     }
 }
 
+/// One server-side call: which (0 = set, 1 = get, 2 = meta), key, arguments.
+type Call = (usize, String, Vec<u64>);
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -630,7 +633,7 @@ impl RedisBloomFilter {
     /// without persistence, `FUNCTION FLUSH`) or, in a cluster, its slot `MOVED` — is retried
     /// once after reloading the code / re-reading the slot map; every other error fails the
     /// batch. Calls that ran are never sent twice (their answers would change).
-    fn run_calls(&mut self, calls: &[(usize, String, Vec<u64>)]) -> Result<Vec<Vec<i64>>> {
+    fn run_calls(&mut self, calls: &[Call]) -> Result<Vec<Vec<i64>>> {
         let mut out: Vec<Option<Vec<i64>>> = vec![None; calls.len()];
         let mut pending: Vec<usize> = (0..calls.len()).collect();
         for attempt in 0..2 {
@@ -777,20 +780,14 @@ impl RedisBloomFilter {
         if keys.is_empty() {
             return Ok(out);
         }
-        let plan = self.plan(keys);
-        let calls: Vec<(usize, String, Vec<u64>)> = plan
-            .iter()
-            .map(|(shard, _, args)| (which, self.shard_key(*shard), args.clone()))
-            .collect();
+        let (indices, calls): (Vec<Vec<usize>>, Vec<Call>) = self
+            .plan(keys)
+            .into_iter()
+            .map(|(shard, idx, args)| (idx, (which, self.shard_key(shard), args)))
+            .unzip();
+        // `run_calls` answers every call or fails.
         let replies = self.run_calls(&calls)?;
-        if replies.len() != plan.len() {
-            return Err(Error::Protocol(format!(
-                "{} replies for {} calls",
-                replies.len(),
-                plan.len()
-            )));
-        }
-        for ((_, idx, _), mut reply) in plan.iter().zip(replies) {
+        for (idx, mut reply) in indices.iter().zip(replies) {
             if self.direct {
                 // Old bits, k per key: new iff one was 0; present iff none was.
                 let k = self.meta.hashes as usize;

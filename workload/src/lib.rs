@@ -10,6 +10,29 @@
 
 use std::fmt::Write as _;
 
+/// The false-positive measurement of the rate tests: `insert` URLs `0..n`, then return the
+/// share of URLs `n..n + queries` (never inserted) that `contains` reports present.
+pub fn measure_fpr(
+    n: u64,
+    queries: u64,
+    mut insert: impl FnMut(&str),
+    contains: impl Fn(&str) -> bool,
+) -> f64 {
+    let mut buf = String::new();
+    for i in 0..n {
+        buf.clear();
+        write_url(i, &mut buf);
+        insert(buf.as_str());
+    }
+    let mut positives = 0u64;
+    for i in n..n + queries {
+        buf.clear();
+        write_url(i, &mut buf);
+        positives += contains(buf.as_str()) as u64;
+    }
+    positives as f64 / queries as f64
+}
+
 /// Races for the concurrency tests: `threads` threads, started on a barrier, each call
 /// `claim(id)` for every id in `0..ids`, in an order of their own (shuffled with
 /// `seed + thread`). Returns how many threads got `true` for each id: at most 1 everywhere
