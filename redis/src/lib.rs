@@ -105,6 +105,8 @@ pub enum Error {
     Filter(blockbloom::Error),
     /// The server answered something this client did not expect.
     Protocol(String),
+    /// A shard size outside `64..=MAX_SHARD_BYTES` bytes was asked for.
+    InvalidShardSize(u64),
 }
 
 impl fmt::Display for Error {
@@ -124,6 +126,10 @@ impl fmt::Display for Error {
             Error::WrongType(k) => write!(f, "Redis key {k:?} is not a string (wrong type)"),
             Error::Filter(e) => write!(f, "{e}"),
             Error::Protocol(why) => write!(f, "unexpected reply from Redis: {why}"),
+            Error::InvalidShardSize(b) => write!(
+                f,
+                "shard size must be between 64 bytes and {MAX_SHARD_BYTES} (Redis' string limit), got {b}"
+            ),
         }
     }
 }
@@ -219,7 +225,7 @@ impl Meta {
         };
         if m.blocks == 0
             || m.shard_blocks == 0
-            || m.shard_blocks * BLOCK > MAX_SHARD_BYTES
+            || m.shard_blocks > MAX_SHARD_BYTES / BLOCK
             || m.hashes == 0
             || m.hashes > blockbloom::MAX_HASHES
             || m.capacity == 0
@@ -315,9 +321,7 @@ impl RedisBuilder {
         // Exactly the local builder's sizing, so `to_local` / `export` line up block for block.
         let blocks = ((c * capacity as f64 / 512.0).ceil() as u64).max(1);
         if !(64..=MAX_SHARD_BYTES).contains(&self.shard_bytes) {
-            return Err(Error::Filter(blockbloom::Error::InvalidBits(
-                self.shard_bytes * 8,
-            )));
+            return Err(Error::InvalidShardSize(self.shard_bytes));
         }
         Ok(Meta {
             seed: seed.or(self.seed).unwrap_or_else(random_seed),

@@ -64,6 +64,29 @@ fn create_open_conflicts_and_delete() {
         RedisBloomFilter::create(&u, "g", 10, 1.5),
         Err(Error::Filter(_))
     ));
+    for bytes in [0, 63, (512 << 20) + 1, u64::MAX] {
+        assert!(matches!(
+            RedisBloomFilter::builder(&u, "g").capacity(10).shard_bytes(bytes).create(),
+            Err(Error::InvalidShardSize(b)) if b == bytes
+        ));
+    }
+    // A damaged parameter hash is an error, not a panic (here: an absurd shard size).
+    let _: () = redis::cmd("HSET")
+        .arg("{bad}.meta")
+        .arg(&[
+            ("format", "1"),
+            ("hash_id", "1"),
+            ("seed", "1"),
+            ("blocks", "10"),
+        ])
+        .arg(&[("hashes", "6"), ("capacity", "10"), ("fpr", "0.01")])
+        .arg(&[("shard_blocks", &u64::MAX.to_string()[..])])
+        .query(&mut s.conn())
+        .unwrap();
+    assert!(matches!(
+        RedisBloomFilter::open(&u, "bad"),
+        Err(Error::BadMeta(_))
+    ));
 
     assert!(RedisBloomFilter::delete(&u, "f").unwrap());
     assert!(!RedisBloomFilter::delete(&u, "f").unwrap());
