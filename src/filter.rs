@@ -442,15 +442,21 @@ impl BloomFilter {
 
     /// Whether every bit of hash `h` is set in its block `b`, testing each bit where it lies instead of
     /// building the eight-word mask: fewer instructions per key, so more keys' cache misses
-    /// overlap. Branch-free; the loads hit one cache line.
+    /// overlap. The loads hit one cache line.
+    ///
+    /// Branch-free by construction: the set bits are *counted*. Written as "OR together the
+    /// missing bits, compare with 0", LLVM turns the test into one early exit per bit, and for
+    /// a new key the first missing bit sits at a random position: a mispredicted branch on
+    /// almost every new key (measured: 50%-duplicate stream 32 → 27 ns per insert_if_absent,
+    /// new keys 49 → 40 ns, duplicates unchanged; ARCHITECTURE.md, the hot path).
     #[inline(always)]
     fn all_set(&self, b: &Block, h: u64, order: crate::sync::Ordering) -> bool {
-        let mut missing = 0u64;
+        let mut present = 0u32;
         for salt in &SALTS[..self.k as usize] {
             let bit = h.wrapping_mul(*salt) >> 55; // as in `block_mask`
-            missing |= !(b.0[(bit >> 6) as usize].load(order) >> (bit & 63)) & 1;
+            present += ((b.0[(bit >> 6) as usize].load(order) >> (bit & 63)) & 1) as u32;
         }
-        missing == 0
+        present == self.k
     }
 
     /// Adds `key`. Sets only the bits that are missing; a key already present writes nothing.
