@@ -57,5 +57,14 @@ pub mod __bench {
         pub fn fetch_or(&self, i: usize, w: usize, bits: u64) -> u64 {
             self.0[i].0[w].fetch_or(bits, Relaxed)
         }
+        /// The same OR as a plain load and store (not an atomic read-modify-write: a
+        /// concurrent OR into the word can be lost). What a non-atomic filter does; the
+        /// report measures it to price the `lock` prefix of `fetch_or`.
+        #[inline(always)]
+        pub fn or_plain(&self, i: usize, w: usize, bits: u64) -> u64 {
+            let old = self.0[i].0[w].load(Relaxed);
+            self.0[i].0[w].store(old | bits, Relaxed);
+            old
+        }
     }
 }

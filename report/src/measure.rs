@@ -205,3 +205,41 @@ pub fn physical_limit(lines: usize, ops: usize, threads: usize, huge_pages: bool
     let (d, _) = run();
     d.as_secs_f64() * 1e9 / (per * threads as u64) as f64
 }
+
+/// The price of atomicity: ns per operation that ORs one bit into each of the 8 words of a
+/// random line of an array of `lines` lines (the filter's size), with plain loads and stores
+/// (`atomic == false`, what a non-atomic filter does) or with `fetch_or` (`lock or` on x86,
+/// what every insert of a concurrent filter must do). Lines prefetched as in
+/// [`physical_limit`]; one thread.
+pub fn eight_ors(lines: usize, ops: usize, atomic: bool) -> f64 {
+    use blockbloom::__bench::Lines;
+    use blockbloom::PREFETCH_DISTANCE as D;
+    let arr = Lines::new(lines, false).expect("allocation");
+    let line = |i: u64| -> usize {
+        let h = (i ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        ((h as u128 * arr.len() as u128) >> 64) as usize
+    };
+    for i in (0..arr.len()).step_by(64) {
+        arr.fetch_or(i, 0, 1);
+    }
+    let run = || {
+        let t = Instant::now();
+        let mut acc = 0u64;
+        for i in 0..ops as u64 {
+            arr.prefetch(line(i + D as u64));
+            let l = line(i);
+            let bit = 1 << ((i >> 3) & 63);
+            for w in 0..8 {
+                acc ^= if atomic {
+                    arr.fetch_or(l, w, bit)
+                } else {
+                    arr.or_plain(l, w, bit)
+                };
+            }
+        }
+        std::hint::black_box(acc);
+        t.elapsed()
+    };
+    run(); // warm-up
+    run().as_secs_f64() * 1e9 / ops as f64
+}
