@@ -243,3 +243,37 @@ pub fn eight_ors(lines: usize, ops: usize, atomic: bool) -> f64 {
     run(); // warm-up
     run().as_secs_f64() * 1e9 / ops as f64
 }
+
+/// Core-to-core cache-line round trip: two threads pass a counter back and forth through one
+/// atomic word, each waiting (spinning) for the other's write; ns per round trip, the median
+/// of 5 runs of 20,000. What a write to a line the other core holds costs, twice: the figure
+/// that decides how well writes to a shared in-cache structure scale. On a VM it changes with
+/// where the hypervisor places the vCPUs; with fewer than 2 cores it is NaN.
+pub fn core_round_trip_ns() -> f64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return f64::NAN;
+    }
+    const N: u64 = 20_000;
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let a = AtomicU64::new(0);
+            let pass = |parity: u64| {
+                for i in 0..N {
+                    while a.load(Ordering::Acquire) != 2 * i + parity {
+                        std::hint::spin_loop();
+                    }
+                    a.store(2 * i + parity + 1, Ordering::Release);
+                }
+            };
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                s.spawn(|| pass(1));
+                pass(0);
+            });
+            t.elapsed().as_secs_f64() * 1e9 / N as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[2]
+}
