@@ -444,11 +444,11 @@ impl BloomFilter {
     /// building the eight-word mask: fewer instructions per key, so more keys' cache misses
     /// overlap. The loads hit one cache line.
     ///
-    /// Branch-free by construction: the set bits are *counted*. Written as "OR together the
-    /// missing bits, compare with 0", LLVM turns the test into one early exit per bit, and for
-    /// a new key the first missing bit sits at a random position: a mispredicted branch on
-    /// almost every new key (measured: 50%-duplicate stream 32 → 27 ns per insert_if_absent,
-    /// new keys 49 → 40 ns, duplicates unchanged; ARCHITECTURE.md, the hot path).
+    /// Branch-free: the set bits are *counted*. Written as "OR together the missing bits,
+    /// compare with 0", LLVM turns the test into one early exit per bit, and for a new key or
+    /// a non-member the first missing bit sits at a random position: a mispredicted branch
+    /// on almost every such call (A/B at 10^6 keys: insert_if_absent on a 50%-duplicate
+    /// stream 27.6 → 26 ns, contains 14 → 12 ns; ARCHITECTURE.md, the hot path).
     #[inline(always)]
     fn all_set(&self, b: &Block, h: u64, order: crate::sync::Ordering) -> bool {
         let mut present = 0u32;
