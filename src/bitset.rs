@@ -6,15 +6,13 @@ use std::path::Path;
 
 use crate::block::{or_into, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
+use crate::format::BITSET_MAGIC;
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
 use crate::storage::Blocks;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
 };
-
-/// Magic bytes of an [`AtomicBitSet`] snapshot.
-const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
 
 /// An exact set of the integers `0..universe`, one bit each, shared between threads without
 /// locks: the "bitmap" of the textbooks, for dense ids (user ids, document ids, line numbers).
@@ -64,7 +62,7 @@ impl AtomicBitSet {
     #[inline(always)]
     fn word(&self, i: u64) -> (&AtomicU64, u64) {
         let b = &self.blocks[(i / BLOCK_BITS) as usize];
-        (&b.0[(i / 64 % 8) as usize], 1u64 << (i % 64))
+        (b.word((i / 64 % 8) as usize), 1u64 << (i % 64))
     }
 
     /// The ids are `0..universe()`.
@@ -135,7 +133,7 @@ impl AtomicBitSet {
     fn words(&self) -> impl Iterator<Item = u64> + '_ {
         self.blocks
             .iter()
-            .flat_map(|b| b.0.iter().map(|w| w.load(Relaxed)))
+            .flat_map(|b| b.words().iter().map(|w| w.load(Relaxed)))
     }
 
     /// The ids in the set, ascending. Each word is read once as the iterator reaches it:

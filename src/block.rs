@@ -1,11 +1,13 @@
-//! One block: 512 bits in eight atomic words, aligned to (and exactly filling) a cache line.
+//! One block: 512 bits in eight atomic words, aligned to (and exactly filling) a cache line,
+//! and every operation on its words.
 //!
 //! Every probe of a key lands in one block, so an operation costs one cache-line miss
-//! whatever the number of hash functions.
+//! whatever the number of hash functions. A block knows bit positions and masks, not keys:
+//! which bits a key owns is `hash`'s and `layout`'s business.
 
 use crate::sync::{
     AtomicU64,
-    Ordering::{AcqRel, Relaxed},
+    Ordering::{self, AcqRel, Acquire, Relaxed},
 };
 
 /// Words per block.
@@ -19,7 +21,7 @@ pub(crate) const BLOCK_BYTES: usize = 64;
 /// x86-64 and on most AArch64 parts (Apple's M-series have 128-byte lines; a block then
 /// shares a line with its neighbour, which costs no extra miss since a key touches one block).
 #[repr(C, align(64))]
-pub(crate) struct Block(pub(crate) [AtomicU64; WORDS]);
+pub(crate) struct Block([AtomicU64; WORDS]);
 
 #[cfg(not(blockbloom_loom))]
 const _: () = assert!(core::mem::size_of::<Block>() == BLOCK_BYTES);
@@ -31,19 +33,173 @@ impl Block {
     pub(crate) fn new() -> Self {
         Block(core::array::from_fn(|_| AtomicU64::new(0)))
     }
-}
 
-/// ORs every word of `src` into `dst` (blocks paired in order): the union of two filters or
-/// sets. Words whose bits are all present already are not written (their lines stay clean).
-/// AcqRel, as an insert's `fetch_or`: a reader that acquires these bits also sees what
-/// happened before them.
-pub(crate) fn or_into(dst: &[Block], src: &[Block]) {
-    for (mine, theirs) in dst.iter().zip(src) {
-        for (w, o) in mine.0.iter().zip(&theirs.0) {
-            let bits = o.load(Relaxed);
-            if bits & !w.load(Relaxed) != 0 {
-                w.fetch_or(bits, AcqRel);
+    /// The eight words (for structures with their own word protocols: the counting filter's
+    /// compare-exchange loops, the bitset's single-bit operations).
+    #[inline(always)]
+    pub(crate) fn words(&self) -> &[AtomicU64; WORDS] {
+        &self.0
+    }
+
+    /// Word `w`.
+    #[inline(always)]
+    pub(crate) fn word(&self, w: usize) -> &AtomicU64 {
+        &self.0[w]
+    }
+
+    /// Whether every bit of `bits` (positions 0..512) is set, testing each bit where it lies
+    /// instead of building the eight-word mask: fewer instructions per key, so more keys'
+    /// cache misses overlap. The loads hit one cache line.
+    ///
+    /// Branch-free: the set bits are *counted*. Written as "OR together the missing bits,
+    /// compare with 0", LLVM turns the test into one early exit per bit, and for a new key or
+    /// a non-member the first missing bit sits at a random position: a mispredicted branch
+    /// on almost every such call (ARCHITECTURE.md, "The hot path").
+    #[inline(always)]
+    pub(crate) fn all_set(&self, bits: impl Iterator<Item = u32>, order: Ordering) -> bool {
+        let (mut present, mut wanted) = (0u32, 0u32);
+        for bit in bits {
+            present += ((self.0[(bit >> 6) as usize].load(order) >> (bit & 63)) & 1) as u32;
+            wanted += 1;
+        }
+        present == wanted
+    }
+
+    /// ORs in the bits of `mask` that are missing (Relaxed: what `insert` promises, no false
+    /// negatives, follows from each word's modification order). Words whose bits are all
+    /// present are not written, so a key already present leaves the line clean.
+    #[inline(always)]
+    pub(crate) fn or_missing(&self, mask: [u64; WORDS]) {
+        let mut missing = [0u64; WORDS];
+        let mut nonzero = 0u32;
+        for (w, (word, m)) in self.0.iter().zip(mask).enumerate() {
+            missing[w] = m & !word.load(Relaxed);
+            nonzero |= ((missing[w] != 0) as u32) << w;
+        }
+        while nonzero != 0 {
+            let w = nonzero.trailing_zeros() as usize;
+            nonzero &= nonzero - 1;
+            self.0[w].fetch_or(missing[w], Relaxed);
+        }
+    }
+
+    /// Sets the bits of `mask` and returns `true` iff this call decided that they were not
+    /// all present before: the protocol of
+    /// [`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent), whose docs
+    /// carry the proof that two racing calls with the same mask cannot both return `true`.
+    ///
+    /// 1. Load the words (Acquire), `missing[w] = mask[w] & !word[w]`; nothing missing:
+    ///    `false`, no write.
+    /// 2. `t` = the highest-positioned missing bit. `fetch_or` (AcqRel) every other missing
+    ///    bit, ascending, then `t` alone.
+    /// 3. `true` iff that last `fetch_or` flipped `t`.
+    #[inline(always)]
+    pub(crate) fn claim(&self, mask: [u64; WORDS]) -> bool {
+        let mut missing = [0u64; WORDS];
+        let mut nonzero = 0u32; // bit w set <=> word w has missing bits
+        for (w, (word, m)) in self.0.iter().zip(mask).enumerate() {
+            // Acquire: pairs with the AcqRel fetch_or of whoever set a bit we see, so that
+            // everything that thread did before (its lower-word fetch_ors) is visible to us:
+            // the synchronisation step of the proof.
+            missing[w] = m & !word.load(Acquire);
+            nonzero |= ((missing[w] != 0) as u32) << w;
+        }
+        if nonzero == 0 {
+            return false; // every bit present: no write, the cache line stays clean
+        }
+        let top = (31 - nonzero.leading_zeros()) as usize;
+        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
+        // Every missing bit but the deciding one: the lower words, then the rest of the top
+        // word, in ascending order. Walking the set bits of a word mask costs one loop-exit
+        // misprediction instead of one per word.
+        missing[top] &= !top_bit;
+        let mut rest = nonzero & !(1 << top) | ((missing[top] != 0) as u32) << top;
+        while rest != 0 {
+            let w = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            // AcqRel: Release publishes our earlier writes to whoever later reads this word;
+            // Acquire orders us after whoever set bits here before us. Result unused, so on
+            // x86 this is one `lock or`.
+            self.0[w].fetch_or(missing[w], AcqRel);
+        }
+        // The deciding operation, AcqRel for the same reasons. A single-bit fetch_or whose
+        // result is tested for that bit compiles to `lock bts` on x86 (a multi-bit one whose
+        // old value is used would be a compare-exchange loop).
+        let before = self.0[top].fetch_or(top_bit, AcqRel);
+        before & top_bit == 0
+    }
+
+    /// ORs every word of `other` into this block. Words whose bits are all present already
+    /// are not written (their lines stay clean). AcqRel, as an insert's `fetch_or`: a reader
+    /// that acquires these bits also sees what happened before them.
+    #[inline]
+    pub(crate) fn or_block(&self, other: &Block) {
+        for (w, o) in self.0.iter().zip(&other.0) {
+            Self::or_word(w, o.load(Relaxed));
+        }
+    }
+
+    #[inline(always)]
+    fn or_word(w: &AtomicU64, bits: u64) {
+        if bits & !w.load(Relaxed) != 0 {
+            w.fetch_or(bits, AcqRel);
+        }
+    }
+
+    /// Keeps only the bits also set in `other` (word-wise `fetch_and`).
+    pub(crate) fn and_block(&self, other: &Block) {
+        for (w, o) in self.0.iter().zip(&other.0) {
+            w.fetch_and(o.load(Relaxed), AcqRel);
+        }
+    }
+
+    /// Clears every bit.
+    pub(crate) fn clear(&self) {
+        for w in &self.0 {
+            w.store(0, Relaxed);
+        }
+    }
+
+    /// Number of bits set.
+    #[inline]
+    pub(crate) fn count_ones(&self) -> u32 {
+        self.0.iter().map(|w| w.load(Relaxed).count_ones()).sum()
+    }
+
+    /// Appends the 64 bytes of the block (eight little-endian words): the snapshot format's
+    /// layout, and that of a filter stored as one byte string elsewhere.
+    #[inline]
+    pub(crate) fn append_le_bytes(&self, out: &mut Vec<u8>) {
+        for w in &self.0 {
+            out.extend_from_slice(&w.load(Relaxed).to_le_bytes());
+        }
+    }
+
+    /// ORs 64 bytes in the layout of [`append_le_bytes`](Self::append_le_bytes) into the
+    /// block (as [`or_block`](Self::or_block)).
+    pub(crate) fn or_le_bytes(&self, bytes: &[u8]) {
+        for (w, word) in self.0.iter().zip(bytes.chunks_exact(8)) {
+            Self::or_word(w, u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        }
+    }
+
+    /// Stores 64 bytes in the layout of [`append_le_bytes`](Self::append_le_bytes) into a
+    /// block being loaded (no one else sees it yet). Zero words are not written, so the
+    /// pages of an all-zero region of a lazily zeroed allocation stay untouched.
+    pub(crate) fn store_le_bytes(&self, bytes: &[u8]) {
+        for (w, word) in self.0.iter().zip(bytes.chunks_exact(8)) {
+            let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            if v != 0 {
+                w.store(v, Relaxed);
             }
         }
+    }
+}
+
+/// ORs every block of `src` into `dst` (blocks paired in order): the union of two filters or
+/// sets.
+pub(crate) fn or_into(dst: &[Block], src: &[Block]) {
+    for (mine, theirs) in dst.iter().zip(src) {
+        mine.or_block(theirs);
     }
 }

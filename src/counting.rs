@@ -5,10 +5,10 @@ use core::hash::Hash;
 
 use crate::block::{BLOCK_BYTES, WORDS};
 use crate::error::Error;
-use crate::filter::random_seed;
-use crate::hash::{block_index, KeyHasher, SALTS};
+use crate::hash::{positions, random_seed};
+use crate::layout::Layout;
 use crate::math::{self, COUNTERS_PER_BLOCK};
-use crate::storage::{byte_size, Blocks};
+use crate::storage::Blocks;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -35,8 +35,8 @@ fn saturated(v: u64) -> u64 {
 #[inline(always)]
 fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
     let mut m = [0u64; WORDS];
-    for salt in &SALTS[..k as usize] {
-        let slot = h.wrapping_mul(*salt) >> 57; // 0..128
+    for slot in positions::<7>(h, k) {
+        // 0..128: sixteen 4-bit counters per word
         m[(slot >> 4) as usize] |= 1u64 << ((slot & 15) * 4);
     }
     m
@@ -90,10 +90,9 @@ fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
 /// [`BloomFilter`]: crate::BloomFilter
 pub struct CountingBloomFilter {
     blocks: Blocks,
-    nblocks: u64,
-    k: u32,
-    hasher: KeyHasher,
-    seed: u128,
+    /// Blocks of 128 counters; `Layout`'s bit positions are not used (counters have their
+    /// own, [`counter_mask`]), its hash and block index are.
+    layout: Layout,
     capacity: u64,
     target_fpr: f64,
 }
@@ -123,35 +122,22 @@ impl CountingBloomFilter {
     /// As [`with_capacity`](Self::with_capacity), with a fixed 128-bit hashing key (for
     /// reproducible tests, or filters that must agree).
     pub fn with_seed(capacity: u64, fpr: f64, seed: u128) -> Result<Self, Error> {
-        if capacity == 0 {
-            return Err(Error::ZeroCapacity);
-        }
-        let (c, k) = math::counting_params(fpr)?;
-        let blocks = (c * capacity as f64 / COUNTERS_PER_BLOCK as f64).ceil();
-        if blocks >= usize::MAX as f64 {
-            return Err(Error::TooLarge {
-                bytes: blocks as u128 * BLOCK_BYTES as u128,
-            });
-        }
-        let len = (blocks as usize).max(1);
-        byte_size(len)?;
+        let s = math::size_counting(capacity, fpr)?;
+        let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         Ok(CountingBloomFilter {
             blocks: Blocks::zeroed(len)?,
-            nblocks: len as u64,
-            k,
-            hasher: KeyHasher::new(seed),
-            seed,
+            layout: Layout::from_validated(seed, s.blocks, s.hashes),
             capacity,
-            target_fpr: fpr,
+            target_fpr: s.target_fpr,
         })
     }
 
     #[inline(always)]
     fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
-        let h = self.hasher.hash(key);
+        let h = self.layout.hash(key);
         (
-            &self.blocks[block_index(h, self.nblocks)].0,
-            counter_mask(h, self.k),
+            self.blocks[self.layout.block_of(h)].words(),
+            counter_mask(h, self.layout.num_hashes()),
         )
     }
 
@@ -333,7 +319,7 @@ impl CountingBloomFilter {
     pub fn estimated_len(&self) -> u64 {
         let mut sum = 0u64;
         for b in self.blocks.iter() {
-            for w in &b.0 {
+            for w in b.words() {
                 let v = w.load(Relaxed);
                 // Sum of the 16 nibbles: add pairs, then bytes.
                 let pairs = (v & 0x0F0F_0F0F_0F0F_0F0F) + (v >> 4 & 0x0F0F_0F0F_0F0F_0F0F);
@@ -341,7 +327,7 @@ impl CountingBloomFilter {
             }
         }
         let slots = COUNTERS_PER_BLOCK as f64;
-        let distinct = slots * -(self.k as f64 * (1.0 - 1.0 / slots).ln()).exp_m1();
+        let distinct = slots * -(self.num_hashes() as f64 * (1.0 - 1.0 / slots).ln()).exp_m1();
         (sum as f64 / distinct).round() as u64
     }
 
@@ -349,8 +335,8 @@ impl CountingBloomFilter {
     /// loom models, which need keys spread over several words.
     #[doc(hidden)]
     pub fn __counters<K: Hash + ?Sized>(&self, key: &K) -> (usize, [u64; WORDS]) {
-        let h = self.hasher.hash(key);
-        (block_index(h, self.nblocks), counter_mask(h, self.k))
+        let h = self.layout.hash(key);
+        (self.layout.block_of(h), counter_mask(h, self.num_hashes()))
     }
 
     /// Bytes of memory the filter occupies.
@@ -360,12 +346,12 @@ impl CountingBloomFilter {
 
     /// Number of 4-bit counters (128 per block).
     pub fn num_counters(&self) -> u64 {
-        self.nblocks * COUNTERS_PER_BLOCK as u64
+        self.layout.num_blocks() * COUNTERS_PER_BLOCK as u64
     }
 
     /// Counters per key (all in one block).
     pub fn num_hashes(&self) -> u32 {
-        self.k
+        self.layout.num_hashes()
     }
 
     /// Number of keys present at once the filter was sized for.
@@ -380,7 +366,7 @@ impl CountingBloomFilter {
 
     /// The 128-bit hashing key.
     pub fn seed(&self) -> u128 {
-        self.seed
+        self.layout.seed()
     }
 }
 
@@ -423,7 +409,7 @@ impl fmt::Debug for CountingBloomFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CountingBloomFilter")
             .field("num_counters", &self.num_counters())
-            .field("num_hashes", &self.k)
+            .field("num_hashes", &self.num_hashes())
             .field("capacity", &self.capacity)
             .field("target_fpr", &self.target_fpr)
             .finish_non_exhaustive()

@@ -107,7 +107,7 @@ impl fmt::Display for Error {
             Error::UnsupportedVersion(v) => write!(
                 f,
                 "snapshot format version {v} is not supported by this build (it reads version {})",
-                crate::snapshot::FORMAT_VERSION
+                crate::format::FORMAT_VERSION
             ),
             Error::UnknownHash(id) => write!(
                 f,

@@ -4,8 +4,7 @@ use core::fmt;
 use core::hash::Hash;
 
 use crate::error::Error;
-use crate::filter::random_seed;
-use crate::hash::KeyHasher;
+use crate::hash::{random_seed, KeyHasher};
 use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::BloomFilter;

@@ -166,15 +166,45 @@ pub(crate) fn block_index(h: u64, nblocks: u64) -> usize {
     ((h as u128 * nblocks as u128) >> 64) as usize
 }
 
+/// The `k` slot positions of hash `h` in a block of `2^LOG2_SLOTS` slots: the top
+/// `LOG2_SLOTS` bits of `h · SALT[i]`. The one formula for where a key's bits (512 per
+/// block: `LOG2_SLOTS = 9`) or counters (128 per block: 7) lie.
+#[inline(always)]
+pub(crate) fn positions<const LOG2_SLOTS: u32>(h: u64, k: u32) -> impl Iterator<Item = u32> {
+    SALTS[..k as usize]
+        .iter()
+        .map(move |salt| (h.wrapping_mul(*salt) >> (64 - LOG2_SLOTS)) as u32)
+}
+
+/// The bit positions (0..512) of hash `h` with `k` bits per key.
+#[inline(always)]
+pub(crate) fn bit_positions(h: u64, k: u32) -> impl Iterator<Item = u32> {
+    positions::<9>(h, k)
+}
+
 /// The eight words of the block mask of hash `h` with `k` bits.
 #[inline(always)]
 pub(crate) fn block_mask(h: u64, k: u32) -> [u64; 8] {
     let mut mask = [0u64; 8];
-    for salt in &SALTS[..k as usize] {
-        let bit = h.wrapping_mul(*salt) >> 55; // 0..512
+    for bit in bit_positions(h, k) {
         mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
     }
     mask
+}
+
+/// 128 random bits for a new filter's hashing key: std's per-process random hashing keys
+/// (seeded by the OS) mixed with a process-wide counter, so that filters built in a row get
+/// different seeds. Used by every filter type and by `blockbloom-redis`.
+pub fn random_seed() -> u128 {
+    use crate::sync::unmodeled::{next, AtomicU64};
+    use std::collections::hash_map::RandomState;
+    use std::hash::BuildHasher;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = next(&COUNTER);
+    let state = RandomState::new();
+    let lo = state.hash_one((n, 0u8));
+    let hi = state.hash_one((n, 1u8));
+    (hi as u128) << 64 | lo as u128
 }
 
 #[cfg(test)]

@@ -1,70 +1,54 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
-mod bitset;
-mod block;
-mod counting;
-mod error;
-mod filter;
-mod growable;
-mod hash;
-pub mod math;
-#[cfg(feature = "rayon")]
-mod par;
-mod snapshot;
-mod storage;
+// The layers, bottom up (ARCHITECTURE.md has the map):
+// sync → block, storage → hash, layout → filters → snapshot, combine → par (rayon).
 mod sync;
 
+mod block;
+mod format;
+mod storage;
+
+mod hash;
+mod layout;
+
+mod bitset;
+mod builder;
+mod counting;
+mod filter;
+mod growable;
+
+mod combine;
+mod snapshot;
+
+#[cfg(feature = "rayon")]
+mod par;
+
+mod error;
+pub mod math;
+
+#[doc(hidden)]
+#[path = "bench_support.rs"]
+pub mod __bench;
+
 pub use bitset::AtomicBitSet;
+pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use filter::{BloomFilter, Builder, Layout, Probe, PREFETCH_DISTANCE};
+pub use filter::{BloomFilter, PREFETCH_DISTANCE};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
-pub use hash::{HASH_ALGORITHM_ID, MAX_HASHES};
+pub use hash::{random_seed, HASH_ALGORITHM_ID, MAX_HASHES};
+pub use layout::{Layout, Probe};
 #[cfg(feature = "rayon")]
 pub use par::PAR_CHUNK;
 
-/// Not public API: the prefetch hints, for the benchmark report's physical-limit
-/// microbenchmark (which must use the very instructions the filter uses).
-#[doc(hidden)]
-pub mod __bench {
-    pub use crate::storage::{prefetch_read, prefetch_write};
-    use crate::{block::Block, storage::Blocks, sync::Ordering::Relaxed, Error};
-
-    /// An array of zeroed, 64-byte-aligned cache lines allocated exactly like a filter's.
-    pub struct Lines(Blocks);
-
-    impl Lines {
-        /// `len` lines, with transparent huge pages if asked (as `Builder::huge_pages`).
-        pub fn new(len: usize, huge_pages: bool) -> Result<Self, Error> {
-            Ok(Lines(Blocks::zeroed_with(len, huge_pages)?))
-        }
-        /// Number of lines.
-        pub fn len(&self) -> usize {
-            self.0.len()
-        }
-        /// Always false (at least one line).
-        pub fn is_empty(&self) -> bool {
-            self.0.is_empty()
-        }
-        /// Prefetches line `i` with write intent.
-        #[inline(always)]
-        pub fn prefetch(&self, i: usize) {
-            prefetch_write::<Block>(&self.0[i]);
-        }
-        /// `fetch_or(bits)` on word `w` of line `i`.
-        #[inline(always)]
-        pub fn fetch_or(&self, i: usize, w: usize, bits: u64) -> u64 {
-            self.0[i].0[w].fetch_or(bits, Relaxed)
-        }
-        /// The same OR as a plain load and store (not an atomic read-modify-write: a
-        /// concurrent OR into the word can be lost). What a non-atomic filter does; the
-        /// report measures it to price the `lock` prefix of `fetch_or`.
-        #[inline(always)]
-        pub fn or_plain(&self, i: usize, w: usize, bits: u64) -> u64 {
-            let old = self.0[i].0[w].load(Relaxed);
-            self.0[i].0[w].store(old | bits, Relaxed);
-            old
-        }
-    }
-}
+/// Every structure of the family is `Send + Sync` (shared by reference between threads):
+/// checked at compile time.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<BloomFilter>();
+    send_sync::<CountingBloomFilter>();
+    send_sync::<GrowableBloomFilter>();
+    send_sync::<AtomicBitSet>();
+    send_sync::<Layout>();
+};

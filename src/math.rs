@@ -108,8 +108,17 @@ pub fn counting_fpr(counters_per_key: f64, k: u32) -> f64 {
     fpr_in_blocks(counters_per_key, k, COUNTERS_PER_BLOCK as f64)
 }
 
+/// Grid points at most in one evaluation of the blocked formula: bounds its time for any
+/// bits per key (a block expecting 10^19 keys would otherwise sum 10^11 Poisson terms).
+const MAX_TERMS: u64 = 1024;
+
 /// The blocked formula for blocks of `slots` slots.
 fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
+    fpr_in_blocks_with(bits_per_key, k, slots, MAX_TERMS)
+}
+
+/// As [`fpr_in_blocks`], summing at most `max_terms` (+1) Poisson terms.
+fn fpr_in_blocks_with(bits_per_key: f64, k: u32, slots: f64, max_terms: u64) -> f64 {
     if bits_per_key.is_nan() || bits_per_key <= 0.0 || k == 0 {
         return f64::NAN;
     }
@@ -117,10 +126,41 @@ fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
     let kf = k as f64;
     let ln_q = (1.0 - 1.0 / slots).ln();
     let ln_q2 = (1.0 - 2.0 / slots).ln();
+    // E[(X/B)^k] for a block that received `i` keys.
+    let term = |i: f64| {
+        let n = kf * i; // bits thrown into this block
+        let q1 = (n * ln_q).exp(); // P(a given bit is still 0)
+        let q2 = (n * ln_q2).exp(); // P(two given bits are both still 0)
+        let fill = -(n * ln_q).exp_m1(); // 1 − q1, accurate for small i
+                                         // By the delta method: f(μ) + ½·f''(μ)·Var, with Var(X)/B² = (1 − 1/B)·q2 + q1/B − q1²
+                                         // (occupancy of B bins by n throws).
+        let var = (1.0 - 1.0 / slots) * q2 + q1 / slots - q1 * q1;
+        let mut t = fill.powi(k as i32);
+        if k >= 2 {
+            t += 0.5 * kf * (kf - 1.0) * fill.powi(k as i32 - 2) * var.max(0.0);
+        }
+        t
+    };
     // Poisson mass outside lambda ± 14·sqrt(lambda) + 40 is far below 1e-40.
     let spread = 14.0 * lambda.sqrt() + 40.0;
     let lo = (lambda - spread).max(0.0).floor() as u64;
     let hi = (lambda + spread).ceil() as u64;
+    if hi - lo > max_terms {
+        // A huge λ (a filter with a tiny fraction of a bit per key): the Poisson is a normal
+        // curve many integers wide and `term` is smooth across it, so a grid of MAX_TERMS
+        // points with normalised normal weights gives the sum (and its λ·ln λ terms would
+        // lose all precision in f64 anyway).
+        let step = (hi - lo) as f64 / max_terms as f64;
+        let (mut num, mut den) = (0.0, 0.0);
+        for j in 0..=max_terms {
+            let i = lo as f64 + j as f64 * step;
+            let z = (i - lambda) / lambda.sqrt();
+            let w = (-0.5 * z * z).exp();
+            num += w * term(i.round());
+            den += w;
+        }
+        return (num / den).min(1.0);
+    }
     // Poisson weights by the recurrence p(i) = p(i−1)·λ/i from p(lo), in linear space.
     let mut p = (-lambda + lo as f64 * lambda.ln() - ln_factorial(lo)).exp();
     let mut sum = 0.0;
@@ -128,25 +168,14 @@ fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
         if i > lo {
             p *= lambda / i as f64;
         }
-        let n = kf * i as f64; // bits thrown into this block
-        let q1 = (n * ln_q).exp(); // P(a given bit is still 0)
-        let q2 = (n * ln_q2).exp(); // P(two given bits are both still 0)
-        let fill = -(n * ln_q).exp_m1(); // 1 − q1, accurate for small i
-                                         // E[(X/B)^k] for the number X of set bits, by the delta method: f(μ) + ½·f''(μ)·Var,
-                                         // with Var(X)/B² = (1 − 1/B)·q2 + q1/B − q1² (occupancy of B bins by n throws).
-        let var = (1.0 - 1.0 / slots) * q2 + q1 / slots - q1 * q1;
-        let mut term = fill.powi(k as i32);
-        if k >= 2 {
-            term += 0.5 * kf * (kf - 1.0) * fill.powi(k as i32 - 2) * var.max(0.0);
-        }
-        sum += p * term;
+        sum += p * term(i as f64);
     }
     sum.min(1.0)
 }
 
 /// The bits per key a blocked filter with `k` hashes needs to reach `fpr`, or `None` if it
 /// would need more than [`MAX_BITS_PER_KEY`].
-pub(crate) fn bits_per_key_for(fpr: f64, k: u32) -> Option<f64> {
+fn bits_per_key_for(fpr: f64, k: u32) -> Option<f64> {
     slots_per_key_for(fpr, k, blocked_fpr)
 }
 
@@ -184,7 +213,7 @@ fn slots_per_key_for(fpr: f64, k: u32, rate: fn(f64, u32) -> f64) -> Option<f64>
 }
 
 /// The number of hashes that minimises the blocked rate at `bits_per_key` bits per key.
-pub(crate) fn best_hashes(bits_per_key: f64) -> u32 {
+fn best_hashes(bits_per_key: f64) -> u32 {
     let mut best = (f64::INFINITY, 1);
     for k in 1..=crate::MAX_HASHES {
         let p = blocked_fpr(bits_per_key, k);
@@ -245,6 +274,141 @@ fn params_for(fpr: f64, rate: fn(f64, u32) -> f64) -> Result<(f64, u32), Error> 
         }
     }
     best.ok_or(Error::UnreachableFpr(fpr))
+}
+
+/// The size of a blocked filter: what [`size_filter`] and [`size_counting`] derive from a
+/// capacity and a rate. Every filter type, `blockbloom-redis` and the CLI size through these
+/// two functions, so the same parameters give the same blocks everywhere.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Sizing {
+    /// Number of 64-byte blocks (≥ 1).
+    pub blocks: u64,
+    /// Bits (or counters) set per key, `1..=MAX_HASHES`.
+    pub hashes: u32,
+    /// The rate at capacity: the one asked for, or, when `bits` or `hashes` were fixed by
+    /// the caller, the one the formula predicts for them.
+    pub target_fpr: f64,
+}
+
+impl Sizing {
+    /// Bytes of the blocks.
+    pub fn bytes(&self) -> u128 {
+        self.blocks as u128 * BLOCK_BYTES as u128
+    }
+}
+
+const BLOCK_BYTES: u64 = crate::block::BLOCK_BYTES as u64;
+
+/// Checks capacity and rate, the common part of every sizing.
+fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
+    if capacity == 0 {
+        return Err(Error::ZeroCapacity);
+    }
+    if !(fpr > 0.0 && fpr < 1.0) {
+        return Err(Error::InvalidFpr(fpr));
+    }
+    Ok(())
+}
+
+/// Whole blocks of `slots` slots for `capacity` keys at `per_key` slots each (at least one),
+/// or [`Error::TooLarge`] when the count does not fit this machine's address space.
+fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
+    let blocks = (per_key * capacity as f64 / slots as f64).ceil().max(1.0);
+    let too_large = Error::TooLarge {
+        bytes: (blocks * BLOCK_BYTES as f64) as u128,
+    };
+    if blocks * BLOCK_BYTES as f64 >= isize::MAX as f64 {
+        return Err(too_large);
+    }
+    Ok(blocks as u64)
+}
+
+/// Sizes a [`BloomFilter`](crate::BloomFilter) (512-bit blocks) for `capacity` keys at rate
+/// `fpr`, optionally with the total `bits` (rounded up to whole blocks) and/or the number of
+/// `hashes` fixed by the caller (as [`Builder::bits`](crate::Builder::bits) and
+/// [`Builder::hashes`](crate::Builder::hashes)). Answers in bounded time for any input.
+///
+/// ```
+/// use blockbloom::math::size_filter;
+/// let s = size_filter(1_000_000, 0.01, None, None)?;
+/// assert_eq!((s.blocks, s.hashes, s.target_fpr), (19_372, 6, 0.01)); // 9.92 bits per key
+/// let fixed = size_filter(1000, 0.01, Some(1 << 16), Some(5))?;
+/// assert_eq!((fixed.blocks, fixed.hashes), (128, 5));
+/// assert!(size_filter(u64::MAX, 0.01, None, None).is_err()); // too large for any machine
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::ZeroCapacity`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
+/// [`Error::InvalidHashes`], [`Error::InvalidBits`], [`Error::TooLarge`].
+pub fn size_filter(
+    capacity: u64,
+    fpr: f64,
+    bits: Option<u64>,
+    hashes: Option<u32>,
+) -> Result<Sizing, Error> {
+    check(capacity, fpr)?;
+    if let Some(k) = hashes {
+        if k == 0 || k > crate::MAX_HASHES {
+            return Err(Error::InvalidHashes(k));
+        }
+    }
+    let (blocks, k) = match (bits, hashes) {
+        (Some(0), _) => return Err(Error::InvalidBits(0)),
+        (Some(bits), Some(k)) => (bits.div_ceil(BLOCK_BITS as u64), k),
+        (Some(bits), None) => {
+            let blocks = bits.div_ceil(BLOCK_BITS as u64);
+            let per_key = blocks as f64 * BLOCK_BITS as f64 / capacity as f64;
+            (blocks, best_hashes(per_key))
+        }
+        (None, Some(k)) => {
+            let c = bits_per_key_for(fpr, k).ok_or(Error::UnreachableFpr(fpr))?;
+            (blocks_for(c, capacity, BLOCK_BITS)?, k)
+        }
+        (None, None) => {
+            let (c, k) = optimal_params(fpr)?;
+            (blocks_for(c, capacity, BLOCK_BITS)?, k)
+        }
+    };
+    if blocks as f64 * BLOCK_BYTES as f64 >= isize::MAX as f64 {
+        return Err(Error::TooLarge {
+            bytes: blocks as u128 * BLOCK_BYTES as u128,
+        });
+    }
+    let target_fpr = if bits.is_some() || hashes.is_some() {
+        blocked_fpr(blocks as f64 * BLOCK_BITS as f64 / capacity as f64, k)
+    } else {
+        fpr
+    };
+    Ok(Sizing {
+        blocks,
+        hashes: k,
+        target_fpr,
+    })
+}
+
+/// Sizes a [`CountingBloomFilter`](crate::CountingBloomFilter) (blocks of
+/// [`COUNTERS_PER_BLOCK`] 4-bit counters) for `capacity` keys at rate `fpr`.
+///
+/// ```
+/// use blockbloom::math::size_counting;
+/// let s = size_counting(1_000_000, 0.01)?;
+/// assert!(s.bytes() > 5_000_000 && s.bytes() < 6_000_000);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::ZeroCapacity`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
+/// [`Error::TooLarge`].
+pub fn size_counting(capacity: u64, fpr: f64) -> Result<Sizing, Error> {
+    check(capacity, fpr)?;
+    let (c, k) = counting_params(fpr)?;
+    Ok(Sizing {
+        blocks: blocks_for(c, capacity, COUNTERS_PER_BLOCK)?,
+        hashes: k,
+        target_fpr: fpr,
+    })
 }
 
 #[cfg(test)]
@@ -352,5 +516,39 @@ mod tests {
             optimal_params(1e-300),
             Err(Error::UnreachableFpr(_))
         ));
+    }
+
+    #[test]
+    fn sizing_answers_at_once_for_any_capacity() {
+        // Once a minutes-long loop (a fraction of a bit per key summed 10^11 Poisson terms).
+        let started = std::time::Instant::now();
+        for capacity in [1, 1000, 1 << 40, u64::MAX] {
+            for bits in [None, Some(1), Some(512), Some(u64::MAX)] {
+                for hashes in [None, Some(1), Some(32)] {
+                    let _ = size_filter(capacity, 0.01, bits, hashes);
+                }
+            }
+            let _ = size_counting(capacity, 1e-9);
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        // A huge λ saturates the rate instead of spinning.
+        assert_eq!(blocked_fpr(512.0 / u64::MAX as f64, 6), 1.0);
+        assert!(blocked_fpr(1e-3, 1) > 0.99);
+    }
+
+    #[test]
+    fn grid_and_exact_sums_agree_where_both_work() {
+        // Blocks of 2^20 slots at 10 per key: λ ≈ 10^5, ~9,200 Poisson terms, so the grid
+        // runs; the full recurrence is still exact enough there to compare with.
+        for k in [1, 3, 7] {
+            let slots = (1u64 << 20) as f64;
+            let grid = fpr_in_blocks_with(10.0, k, slots, MAX_TERMS);
+            let full = fpr_in_blocks_with(10.0, k, slots, u64::MAX);
+            assert!((grid / full - 1.0).abs() < 1e-3, "k={k}: {grid} vs {full}");
+        }
     }
 }

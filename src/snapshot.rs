@@ -1,24 +1,8 @@
-//! Snapshots: saving a filter to bytes or a file and loading it back.
+//! Snapshots: saving a filter to bytes or a file and loading it back, in the format of
+//! [`crate::format`] (the README has the same table).
 //!
-//! # Format (version 1, all integers little-endian)
-//!
-//! | offset | size | field |
-//! |---|---|---|
-//! | 0 | 8 | magic `BLKBLOOM` |
-//! | 8 | 4 | format version (`1`) |
-//! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID), `1`) |
-//! | 16 | 16 | hash key (seed, `u128`) |
-//! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
-//! | 40 | 4 | bits set per key `k` (1..=32) |
-//! | 44 | 4 | reserved, 0 |
-//! | 48 | 8 | capacity (≥ 1) |
-//! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
-//! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
-//! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
-//!
-//! Nothing follows the checksum. Readers refuse (with an [`Error`]) any other magic,
-//! version or hash id, out-of-range fields, a short file, trailing bytes or a checksum
-//! mismatch.
+//! Readers refuse (with an [`Error`]) any other magic, version or hash id, out-of-range
+//! fields, a short file, trailing bytes or a checksum mismatch.
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -26,17 +10,11 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::block::{Block, BLOCK_BYTES, WORDS};
+use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
+use crate::format::{FORMAT_VERSION, HEADER_BYTES, MAGIC};
 use crate::storage::{byte_size, Blocks};
-use crate::sync::Ordering::Relaxed;
-use crate::{BloomFilter, HASH_ALGORITHM_ID, MAX_HASHES};
-
-/// The first 8 bytes of every snapshot.
-pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
-/// The snapshot format version this build writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
-const HEADER_BYTES: usize = 64;
+use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
 const CHUNK_BLOCKS: usize = 1024;
 
@@ -87,9 +65,7 @@ pub(crate) fn write_snapshot<W: Write>(
     for chunk in blocks.chunks(CHUNK_BLOCKS) {
         buf.clear();
         for block in chunk {
-            for word in &block.0 {
-                buf.extend_from_slice(&word.load(Relaxed).to_le_bytes());
-            }
+            block.append_le_bytes(&mut buf);
         }
         digest.update(&buf);
         out.write_all(&buf)
@@ -150,14 +126,8 @@ pub(crate) fn read_snapshot<R: Read>(
             .read_exact(bytes)
             .map_err(|e| Error::io(&e, "reading snapshot"))?;
         digest.update(bytes);
-        let mut words = bytes.chunks_exact(8);
-        for block in chunk {
-            for word in &block.0[..WORDS] {
-                let w = u64::from_le_bytes(words.next().expect("sized").try_into().expect("8"));
-                if w != 0 {
-                    word.store(w, Relaxed); // zero words stay untouched pages
-                }
-            }
+        for (block, b) in chunk.iter().zip(bytes.chunks_exact(BLOCK_BYTES)) {
+            block.store_le_bytes(b); // zero words are not written: their pages stay untouched
         }
     }
     let mut stored = [0u8; 8];
@@ -197,8 +167,9 @@ pub(crate) fn save_atomically(
         })?
         .to_string_lossy()
         .into_owned();
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    use crate::sync::unmodeled::{next, AtomicU64};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = next(&COUNTER);
     let tmp = dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
     let result = (|| {
         let file = File::create(&tmp).map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
@@ -292,9 +263,12 @@ impl BloomFilter {
             }
             Ok(())
         })?;
-        let target_fpr = f64::from_bits(h.fpr_bits);
+        let layout = Layout::from_validated(h.seed, h.nblocks, h.k);
         Ok(BloomFilter::from_parts(
-            blocks, h.k, h.seed, h.capacity, target_fpr,
+            blocks,
+            layout,
+            h.capacity,
+            f64::from_bits(h.fpr_bits),
         ))
     }
 

@@ -13,3 +13,15 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ord
 
 #[cfg(not(blockbloom_loom))]
 pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+/// Process-wide counters in `static`s (the random-seed and temporary-file counters): always
+/// `core`'s atomics, since loom's cannot live in a `static` and these take no part in any
+/// protocol the models check (each only hands out distinct numbers).
+pub(crate) mod unmodeled {
+    pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
+
+    /// The next value of `counter` (distinct for every call in the process).
+    pub(crate) fn next(counter: &AtomicU64) -> u64 {
+        counter.fetch_add(1, Ordering::Relaxed)
+    }
+}

@@ -2,9 +2,7 @@
 //! leave the same bits behind, and keep the concurrency contract.
 
 use blockbloom::{BloomFilter, PREFETCH_DISTANCE};
-use blockbloom_workload::{dup_stream, url, SplitMix64};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Barrier;
+use blockbloom_workload::{dup_stream, url};
 
 fn pair(capacity: u64, fpr: f64, seed: u128) -> (BloomFilter, BloomFilter) {
     let make = || {
@@ -105,55 +103,6 @@ fn a_key_repeated_within_a_batch_wins_once() {
 fn mismatched_output_length_panics() {
     let f = BloomFilter::with_capacity(100, 0.01).unwrap();
     f.insert_if_absent_batch(&[1u64, 2, 3], &mut [false; 2]);
-}
-
-/// As tests/concurrency.rs, with every thread going through the batched path: no key is
-/// claimed twice, none is lost.
-#[test]
-fn concurrent_batches_keep_at_most_one_winner() {
-    const DISTINCT: u64 = 100_000;
-    const THREADS: usize = 4;
-    let keys: Vec<String> = (0..DISTINCT).map(url).collect();
-    let f = BloomFilter::builder()
-        .capacity(DISTINCT)
-        .fpr(0.01)
-        .seed(9)
-        .build()
-        .unwrap();
-    let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(THREADS);
-    std::thread::scope(|s| {
-        for t in 0..THREADS {
-            let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
-            s.spawn(move || {
-                let mut order: Vec<u64> = (0..DISTINCT).collect();
-                SplitMix64::new(t as u64).shuffle(&mut order);
-                let mine: Vec<&str> = order.iter().map(|&i| keys[i as usize].as_str()).collect();
-                let mut out = vec![false; 777];
-                barrier.wait();
-                for (chunk, ids) in mine.chunks(777).zip(order.chunks(777)) {
-                    let out = &mut out[..chunk.len()];
-                    f.insert_if_absent_batch(chunk, out);
-                    for (&won, &i) in out.iter().zip(ids) {
-                        winners[i as usize].fetch_add(won as u8, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    let mut total = 0u64;
-    for (i, w) in winners.iter().enumerate() {
-        let w = w.load(Ordering::Relaxed);
-        assert!(w <= 1, "key {i} was claimed {w} times");
-        total += w as u64;
-    }
-    let mut found = vec![false; keys.len()];
-    f.contains_batch(&keys, &mut found);
-    assert!(found.iter().all(|&b| b), "false negative");
-    assert!(
-        total as f64 >= DISTINCT as f64 * 0.985,
-        "only {total} winners"
-    );
 }
 
 #[cfg(feature = "rayon")]

@@ -2,9 +2,7 @@
 //! same properties exhaustively on tiny filters; these run it at scale on real threads).
 
 use blockbloom::BloomFilter;
-use blockbloom_workload::{url, SplitMix64};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Barrier;
+use blockbloom_workload::{same_key_claims, stream_claims, url, SplitMix64};
 
 const DISTINCT: u64 = 100_000;
 
@@ -23,41 +21,62 @@ fn overlapping_streams(threads: usize) {
         .seed(threads as u128)
         .build()
         .unwrap();
-    let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(threads);
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
-            s.spawn(move || {
-                // Each thread sees 3/4 of the keys (a different 3/4 for each), shuffled, and
-                // some twice.
-                let mut rng = SplitMix64::new(t as u64 + 100);
-                let mut mine: Vec<u64> =
-                    (0..DISTINCT).filter(|i| (i + t as u64) % 4 != 0).collect();
-                let repeats: Vec<u64> = mine.iter().copied().step_by(3).collect();
-                mine.extend(repeats);
-                rng.shuffle(&mut mine);
-                barrier.wait();
-                for i in mine {
-                    if f.insert_if_absent(keys[i as usize].as_str()) {
-                        winners[i as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
+    // Each thread sees 3/4 of the keys (a different 3/4 for each), shuffled, and some twice.
+    let order = |t: usize| {
+        let mut mine: Vec<u64> = (0..DISTINCT).filter(|i| (i + t as u64) % 4 != 0).collect();
+        let repeats: Vec<u64> = mine.iter().copied().step_by(3).collect();
+        mine.extend(repeats);
+        SplitMix64::new(t as u64 + 100).shuffle(&mut mine);
+        mine
+    };
+    let wins = stream_claims(threads, DISTINCT, order, 1, |ids, out| {
+        out[0] = f.insert_if_absent(keys[ids[0] as usize].as_str())
     });
+    check_claims(&wins, &keys, &f);
+}
+
+/// No key won twice, none lost, and nearly all won (keys nobody won are false positives:
+/// a fill-dependent share, under 1% at capacity).
+fn check_claims(wins: &[u8], keys: &[String], f: &BloomFilter) {
     let mut total = 0u64;
-    for (i, w) in winners.iter().enumerate() {
-        let w = w.load(Ordering::Relaxed);
+    for (i, &w) in wins.iter().enumerate() {
         assert!(w <= 1, "key {i} was claimed by {w} threads");
         total += w as u64;
         assert!(f.contains(keys[i].as_str()), "false negative for key {i}");
     }
     assert!(total <= DISTINCT);
-    // Keys nobody won are false positives (a fill-dependent share, under 1% at capacity).
     assert!(
         total as f64 >= DISTINCT as f64 * 0.985,
         "only {total} winners"
+    );
+}
+
+/// As [`overlapping_streams`], every thread going through the batched path (batches of
+/// 777 keys, each thread in its own shuffled order).
+#[test]
+fn concurrent_batches_keep_at_most_one_winner() {
+    let keys = keys();
+    let f = BloomFilter::builder()
+        .capacity(DISTINCT)
+        .fpr(0.01)
+        .seed(9)
+        .build()
+        .unwrap();
+    let order = |t: usize| {
+        let mut mine: Vec<u64> = (0..DISTINCT).collect();
+        SplitMix64::new(t as u64).shuffle(&mut mine);
+        mine
+    };
+    let wins = stream_claims(4, DISTINCT, order, 777, |ids, out| {
+        let batch: Vec<&str> = ids.iter().map(|&i| keys[i as usize].as_str()).collect();
+        f.insert_if_absent_batch(&batch, out);
+    });
+    check_claims(&wins, &keys, &f);
+    let mut found = vec![false; keys.len()];
+    f.contains_batch(&keys, &mut found);
+    assert!(
+        found.iter().all(|&b| b),
+        "false negative through contains_batch"
     );
 }
 
@@ -77,12 +96,11 @@ fn eight_threads() {
 }
 
 /// The worst case for "at most one winner": every thread offers the same keys in the same
-/// order, released together by a barrier, so most keys are raced for by several threads at
+/// order, meeting at a barrier before every key, so every key is raced for by all threads at
 /// once. The naive rule ("true if any fetch_or changed a bit") double-claims a large share of
 /// keys in this test; ours must claim none twice.
 #[test]
 fn same_key_race_has_at_most_one_winner() {
-    let threads = 4;
     let keys = keys();
     let f = BloomFilter::builder()
         .capacity(DISTINCT)
@@ -90,24 +108,9 @@ fn same_key_race_has_at_most_one_winner() {
         .seed(77)
         .build()
         .unwrap();
-    let winners: Vec<AtomicU8> = (0..DISTINCT).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(threads);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (keys, f, winners, barrier) = (&keys, &f, &winners, &barrier);
-            s.spawn(move || {
-                for chunk in 0..(DISTINCT as usize / 1000) {
-                    barrier.wait(); // re-align the threads every 1000 keys
-                    for i in chunk * 1000..(chunk + 1) * 1000 {
-                        if f.insert_if_absent(keys[i].as_str()) {
-                            winners[i].fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                }
-            });
-        }
+    let claims = same_key_claims(4, DISTINCT, |i| {
+        f.insert_if_absent(keys[i as usize].as_str())
     });
-    let claims: Vec<u8> = winners.iter().map(|w| w.load(Ordering::Relaxed)).collect();
     let twice = claims.iter().filter(|&&c| c > 1).count();
     let once = claims.iter().filter(|&&c| c == 1).count();
     assert_eq!(

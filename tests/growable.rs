@@ -122,11 +122,3 @@ fn bad_parameters_are_errors() {
         ));
     }
 }
-
-#[test]
-fn the_family_is_send_and_sync() {
-    fn is_send_sync<T: Send + Sync>() {}
-    is_send_sync::<GrowableBloomFilter>();
-    is_send_sync::<blockbloom::CountingBloomFilter>();
-    is_send_sync::<blockbloom::AtomicBitSet>();
-}

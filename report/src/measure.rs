@@ -51,27 +51,37 @@ pub fn part<T>(keys: &[T], t: usize, threads: usize) -> &[T] {
     &keys[(t * per).min(keys.len())..((t + 1) * per).min(keys.len())]
 }
 
+/// The keys of one cell: `keys` are offered to the structure; `added` are those of them that
+/// a writing operation may add (the keys not inserted while filling), which
+/// [`Peer::reset`] removes again between repetitions.
+#[derive(Clone, Copy)]
+pub struct Keys<'a> {
+    pub keys: &'a [&'a str],
+    pub added: &'a [&'a str],
+}
+
 /// Repeats a timed run `reps` times, resetting the structure between runs of a writing
 /// operation (and after the last), and returns the median.
 pub fn cell<P: Peer>(
     p: &mut P,
     op: Op,
-    keys: &[&str],
+    k: Keys<'_>,
     reps: usize,
     mut run: impl FnMut(&P) -> (Duration, usize),
 ) -> Cell {
+    let keys = k.keys;
     let mut times = Vec::with_capacity(reps);
     let mut found = 0;
     for r in 0..reps {
         if r > 0 && op.writes() {
-            p.reset(keys);
+            p.reset(k.added);
         }
         let (d, f) = run(p);
         times.push(d.as_secs_f64() * 1e9 / keys.len() as f64);
         found = f;
     }
     if op.writes() {
-        p.reset(keys);
+        p.reset(k.added);
     }
     times.sort_by(f64::total_cmp);
     Cell {
@@ -82,8 +92,9 @@ pub fn cell<P: Peer>(
 }
 
 /// One thread: `op` over all keys.
-pub fn seq<P: Peer>(p: &mut P, op: Op, keys: &[&str], reps: usize) -> Cell {
-    cell(p, op, keys, reps, |p| {
+pub fn seq<P: Peer>(p: &mut P, op: Op, k: Keys<'_>, reps: usize) -> Cell {
+    let keys = k.keys;
+    cell(p, op, k, reps, |p| {
         let t = Instant::now();
         let found = std::hint::black_box(p.run(op, keys));
         (t.elapsed(), found)
@@ -91,8 +102,9 @@ pub fn seq<P: Peer>(p: &mut P, op: Op, keys: &[&str], reps: usize) -> Cell {
 }
 
 /// `threads` threads, each `op` over its contiguous part of the keys.
-pub fn par<P: Peer + Sync>(p: &mut P, op: Op, keys: &[&str], reps: usize, threads: usize) -> Cell {
-    cell(p, op, keys, reps, |p| {
+pub fn par<P: Peer + Sync>(p: &mut P, op: Op, k: Keys<'_>, reps: usize, threads: usize) -> Cell {
+    let keys = k.keys;
+    cell(p, op, k, reps, |p| {
         on_threads(threads, |t| {
             std::hint::black_box(p.run(op, part(keys, t, threads)))
         })
@@ -118,10 +130,10 @@ pub fn record(keys: &[&str], mut f: impl FnMut(&str) -> bool) -> Histogram<u64> 
 }
 
 /// Latency of single operations of `op`, on one thread.
-pub fn latency_seq<P: Peer>(p: &mut P, op: Op, keys: &[&str]) -> Histogram<u64> {
-    let h = record(keys, |k| one(p, op, k));
+pub fn latency_seq<P: Peer>(p: &mut P, op: Op, k: Keys<'_>) -> Histogram<u64> {
+    let h = record(k.keys, |key| one(p, op, key));
     if op.writes() {
-        p.reset(keys);
+        p.reset(k.added);
     }
     h
 }
@@ -130,9 +142,10 @@ pub fn latency_seq<P: Peer>(p: &mut P, op: Op, keys: &[&str]) -> Histogram<u64> 
 pub fn latency_par<P: Peer + Sync>(
     p: &mut P,
     op: Op,
-    keys: &[&str],
+    k: Keys<'_>,
     threads: usize,
 ) -> Histogram<u64> {
+    let keys = k.keys;
     let parts = std::sync::Mutex::new(Vec::new());
     {
         let shared: &P = p;
@@ -143,7 +156,7 @@ pub fn latency_par<P: Peer + Sync>(
         });
     }
     if op.writes() {
-        p.reset(keys);
+        p.reset(k.added);
     }
     let mut all = histogram();
     for h in parts.into_inner().unwrap() {

@@ -49,8 +49,9 @@ pub trait Peer {
     fn insert(&self, k: &str);
     fn insert_if_absent(&self, k: &str) -> bool;
     fn contains(&self, k: &str) -> bool;
-    /// Returns the structure to the state right after it was filled (untimed).
-    fn reset(&mut self, written: &[&str]);
+    /// Returns the structure to the state right after it was filled (untimed): `added` are
+    /// the keys a timed run may have added (never keys inserted while filling).
+    fn reset(&mut self, added: &[&str]);
     /// Bytes of the structure, when it is not a heap allocation the counting allocator sees
     /// (blockbloom maps large filters straight from the OS).
     fn own_memory(&self) -> Option<usize> {

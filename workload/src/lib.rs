@@ -43,12 +43,36 @@ pub fn shuffled_claims(
     seed: u64,
     claim: impl Fn(u64) -> bool + Sync,
 ) -> Vec<u8> {
-    claims(threads, ids, |t, wins| {
+    let order = |t: usize| {
         let mut mine: Vec<u64> = (0..ids).collect();
         SplitMix64::new(seed + t as u64).shuffle(&mut mine);
-        for i in mine {
-            if claim(i) {
-                wins[i as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        mine
+    };
+    stream_claims(threads, ids, order, 1, |batch, out| {
+        out[0] = claim(batch[0])
+    })
+}
+
+/// The general race: thread `t` offers the ids of `order(t)` (any subset of `0..ids`, with
+/// repeats if wanted) in batches of `batch`, `claim(ids, answers)` answering each; the
+/// threads start together on a barrier. Returns how many `true`s each id got in all.
+pub fn stream_claims(
+    threads: usize,
+    ids: u64,
+    order: impl Fn(usize) -> Vec<u64> + Sync,
+    batch: usize,
+    claim: impl Fn(&[u64], &mut [bool]) + Sync,
+) -> Vec<u8> {
+    let orders: Vec<Vec<u64>> = (0..threads).map(&order).collect();
+    claims(threads, ids, |t, wins| {
+        let mut out = vec![false; batch];
+        for chunk in orders[t].chunks(batch) {
+            let out = &mut out[..chunk.len()];
+            claim(chunk, out);
+            for (&i, &won) in chunk.iter().zip(out.iter()) {
+                if won {
+                    wins[i as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         }
     })

@@ -1,9 +1,4 @@
-//! The filter's memory: a zeroed, 64-byte-aligned array of [`Block`]s.
-//!
-//! This file is the only place in the crate with `unsafe` code: the allocation helper, the
-//! cache prefetch hints of the batched operations (an x86 intrinsic that Rust marks `unsafe`
-//! although a prefetch cannot fault or change memory), and [`Slots`], the lock-free
-//! append-only array through which the growable filter publishes its layers.
+//! [`Blocks`]: the filter's memory, a zeroed, 64-byte-aligned array of [`Block`]s.
 //!
 //! Why not `Box<[Block]>` from `std::alloc::alloc_zeroed`? For alignments above 16 bytes,
 //! std's Unix system allocator implements `alloc_zeroed` as `alloc` followed by a `memset`
@@ -12,15 +7,9 @@
 //! zero-fills lazily on first touch, so construction is O(1) in time and resident memory.
 //! Small filters (< [`MMAP_THRESHOLD`]) still use the global allocator, so custom allocators
 //! and memory profilers see them.
-#![allow(unsafe_code)] // the crate's one allocation helper; every block has a SAFETY note
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::sync::{
-    AtomicPtr,
-    Ordering::{Acquire as SlotAcquire, SeqCst},
-};
-use core::marker::PhantomData;
 use core::ops::Deref;
 
 /// Filters at least this large are mapped directly from the OS (Unix only).
@@ -151,38 +140,6 @@ unsafe impl Send for Blocks {}
 #[cfg(not(blockbloom_loom))]
 unsafe impl Sync for Blocks {}
 
-/// Hints the CPU to fetch the cache line holding `*block` for reading. A no-op where we have no stable
-/// prefetch intrinsic (anything but x86-64) and under loom.
-#[inline(always)]
-pub fn prefetch_read<T>(block: &T) {
-    #[cfg(all(target_arch = "x86_64", not(blockbloom_loom)))]
-    // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is in the target's
-    // baseline); a prefetch is a hint that never faults and never changes memory, and the
-    // address comes from a live reference anyway.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((block as *const T).cast());
-    }
-    #[cfg(any(not(target_arch = "x86_64"), blockbloom_loom))]
-    let _ = block;
-}
-
-/// As [`prefetch_read`], with intent to write: `prefetchw` (the line arrives exclusive, so
-/// the later `fetch_or` needs no second coherence round trip) when the build enables the
-/// `prfchw` target feature (e.g. `-C target-cpu=native` on any recent x86), else a plain
-/// `prefetcht0`.
-#[inline(always)]
-pub fn prefetch_write<T>(block: &T) {
-    #[cfg(all(target_arch = "x86_64", not(blockbloom_loom)))]
-    // SAFETY: as in `prefetch_read`.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        _mm_prefetch::<_MM_HINT_ET0>((block as *const T).cast());
-    }
-    #[cfg(any(not(target_arch = "x86_64"), blockbloom_loom))]
-    let _ = block;
-}
-
 /// Under loom the blocks are built value by value: loom's atomics carry model state and
 /// cannot live in zeroed memory.
 #[cfg(blockbloom_loom)]
@@ -208,92 +165,6 @@ impl Deref for Blocks {
     }
 }
 
-// ---- Published heap objects: the growable filter's layers -------------------------------
-//
-// An append-only array of heap objects published through atomic pointers. A slot goes from
-// null to a `Box::into_raw` pointer exactly once (a compare-exchange), is never changed or
-// freed while `&self` lives, and is freed in `Drop`, which has `&mut self`. It lives here, in
-// the crate's one `unsafe` module, because turning a published pointer back into a
-// reference is `unsafe`.
-
-/// Up to `N` objects, installed once each, never removed while the array lives.
-pub(crate) struct Slots<T, const N: usize> {
-    slots: [AtomicPtr<T>; N],
-    /// Owns the `T`s: gives `Slots` the auto traits of `Box<T>` (an `AtomicPtr` alone is
-    /// `Send + Sync` whatever `T` is).
-    _own: PhantomData<Box<T>>,
-}
-
-impl<T, const N: usize> Slots<T, N> {
-    /// An array whose slot 0 holds `first`.
-    pub(crate) fn new(first: T) -> Self {
-        let slots: [AtomicPtr<T>; N] =
-            core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut()));
-        slots[0].store(Box::into_raw(Box::new(first)), SeqCst);
-        Slots {
-            slots,
-            _own: PhantomData,
-        }
-    }
-
-    /// The object in slot `i`, if installed (an Acquire load: everything its installer did
-    /// before installing it is visible).
-    #[inline]
-    pub(crate) fn get(&self, i: usize) -> Option<&T> {
-        let p = self.slots.get(i)?.load(SlotAcquire);
-        // SAFETY: a non-null slot holds a pointer from `Box::into_raw` (in `new` or `install`)
-        // that is freed only in `drop`, which cannot run while `&self` is borrowed; the
-        // Acquire load synchronises with the publishing store/compare-exchange, so the pointee
-        // is fully initialised. We hand out only shared references.
-        unsafe { p.as_ref() }
-    }
-
-    /// Installs `value` in the empty slot `i` with one compare-exchange (SeqCst: the
-    /// growable filter's proof places installs in the single total order). Returns the value
-    /// back if the slot was taken (or `i` is out of range).
-    pub(crate) fn install(&self, i: usize, value: Box<T>) -> Result<(), Box<T>> {
-        let Some(slot) = self.slots.get(i) else {
-            return Err(value);
-        };
-        let p = Box::into_raw(value);
-        match slot.compare_exchange(core::ptr::null_mut(), p, SeqCst, SlotAcquire) {
-            Ok(_) => Ok(()),
-            // SAFETY: `p` came from `Box::into_raw` just above and was never published (the
-            // exchange failed), so we still own it exclusively.
-            Err(_) => Err(unsafe { Box::from_raw(p) }),
-        }
-    }
-}
-
-impl<T, const N: usize> Drop for Slots<T, N> {
-    fn drop(&mut self) {
-        for slot in &self.slots {
-            let p = slot.load(SlotAcquire);
-            if !p.is_null() {
-                // SAFETY: `p` came from `Box::into_raw`, was installed exactly once, and no
-                // reference from `get` outlives `&self`, which `drop`'s `&mut self` excludes.
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
-    }
-}
-
-#[cfg(all(test, not(blockbloom_loom)))]
-mod slot_tests {
-    use super::*;
-
-    #[test]
-    fn install_once_and_drop_everything() {
-        let s: Slots<String, 3> = Slots::new("a".into());
-        assert_eq!(s.get(0).map(String::as_str), Some("a"));
-        assert!(s.get(1).is_none() && s.get(7).is_none());
-        assert!(s.install(1, Box::new("b".into())).is_ok());
-        assert_eq!(*s.install(1, Box::new("c".into())).unwrap_err(), "c");
-        assert!(s.install(3, Box::new("d".into())).is_err());
-        assert_eq!(s.get(1).map(String::as_str), Some("b"));
-    }
-}
-
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
     use super::*;
@@ -304,13 +175,13 @@ mod tests {
         assert_eq!(b.len(), len);
         assert_eq!(b.as_ptr() as usize % 64, 0, "blocks are cache-line aligned");
         for (i, blk) in b.iter().enumerate() {
-            for w in &blk.0 {
+            for w in blk.words() {
                 assert_eq!(w.load(Ordering::Relaxed), 0);
                 w.fetch_or(i as u64 | 1, Ordering::Relaxed);
             }
         }
         assert_eq!(
-            b[len - 1].0[7].load(Ordering::Relaxed),
+            b[len - 1].word(7).load(Ordering::Relaxed),
             (len as u64 - 1) | 1
         );
     }

@@ -1,9 +1,11 @@
 //! The "family" section: the counting, growable and bitset structures next to the plain
 //! filter (ns/op, bytes/key, measured false-positive rate), one workload for all.
 
-use crate::measure::{on_threads, part};
 use blockbloom::{AtomicBitSet, BloomFilter, CountingBloomFilter, GrowableBloomFilter};
+use blockbloom_bench::measure::{on_threads, part};
 use std::fmt::Write as _;
+
+use crate::report::{Report, FPR};
 
 /// One structure, built fresh for each repetition.
 struct Entry<'a> {
@@ -182,4 +184,11 @@ pub fn section(md: &mut String, n: usize, reps: usize, threads: &[usize], fpr: f
          key (and one per call once it has two layers or more) for its one-winner guarantee \
          across growth steps, and one lookup per older layer.\n",
     );
+}
+
+pub(crate) fn run(r: &mut Report) {
+    r.section("The rest of the family: counting, growable, bitset");
+    let n = if r.cfg.quick { 100_000 } else { 1_000_000 };
+    let (reps, threads) = (r.cfg.reps, r.cfg.threads.clone());
+    section(&mut r.md, n, reps, &threads, FPR);
 }

@@ -1,0 +1,65 @@
+//! `blockbloom calc`: size a filter against a standard Bloom filter and a `HashSet`.
+
+use std::io::{self, Write};
+
+use blockbloom::math::{blocked_fpr, size_filter, standard_fpr};
+
+use crate::{human_bytes, write_err, Failure};
+
+pub(crate) fn run(
+    capacity: Option<u64>,
+    fpr: f64,
+    key_len: f64,
+    table: bool,
+) -> Result<(), Failure> {
+    let mut out = io::stdout().lock();
+    if table {
+        let ks = 1..=8u32;
+        let mut s = String::from("m/n   ");
+        for k in ks.clone() {
+            s += &format!("  k={k:<9}");
+        }
+        s += "\n";
+        for c in [
+            2u32, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 24, 28, 32,
+        ] {
+            s += &format!("{c:<6}");
+            for k in ks.clone() {
+                s += &format!("  {:<11.3e}", standard_fpr(c as f64, k));
+            }
+            s += "\n";
+        }
+        s += "(standard Bloom filter formula (1 - e^(-k·n/m))^k; a 512-bit blocked filter has a higher rate)\n";
+        return out.write_all(s.as_bytes()).map_err(write_err);
+    }
+    let n = capacity.expect("clap requires --capacity without --table");
+    let sizing = size_filter(n, fpr, None, None)?;
+    let k = sizing.hashes;
+    let blocks = sizing.blocks as f64;
+    let bloom_bytes = sizing.bytes() as f64;
+    let c_std = -fpr.ln() / (2f64.ln() * 2f64.ln());
+    let k_std = (c_std * 2f64.ln()).round().max(1.0) as u32;
+    let std_bytes = c_std * n as f64 / 8.0;
+    // hashbrown: a power-of-two number of buckets at most 7/8 full, each a 24-byte String
+    // plus a control byte; plus the strings' own bytes (allocator overhead not counted).
+    let buckets = (n as f64 * 8.0 / 7.0).log2().ceil().exp2();
+    let set_bytes = buckets * 25.0 + n as f64 * key_len;
+    let bits_per_key = blocks * 512.0 / n as f64;
+    let s = format!(
+        "keys {n}, target false-positive rate {fpr}\n\
+         blocked Bloom filter (blockbloom): {bits_per_key:.2} bits/key ({:.3} bytes), k = {k}, {} ({})\n\
+         standard Bloom filter:             {c_std:.2} bits/key ({:.3} bytes), k = {k_std}, {}\n\
+         HashSet<String> ({key_len}-byte keys):   {:.1} bytes/key, {} (requested bytes, before allocator overhead)\n\
+         false-positive rate at 2x the keys: {:.4}% (blocked), {:.4}% (standard)\n",
+        bits_per_key / 8.0,
+        human_bytes(bloom_bytes),
+        format_args!("{} bytes", bloom_bytes as u64),
+        c_std / 8.0,
+        human_bytes(std_bytes),
+        set_bytes / n as f64,
+        human_bytes(set_bytes),
+        100.0 * blocked_fpr(bits_per_key / 2.0, k),
+        100.0 * standard_fpr(c_std / 2.0, k_std),
+    );
+    out.write_all(s.as_bytes()).map_err(write_err)
+}

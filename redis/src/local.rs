@@ -1,0 +1,138 @@
+//! Between Redis and a local [`BloomFilter`]: copying out, merging in, exporting.
+
+use blockbloom::BloomFilter;
+
+use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
+
+impl RedisBloomFilter {
+    /// Copies the filter into a local [`BloomFilter`] with the same parameters and seed, so
+    /// that it answers exactly as this one did at the time of the copy (shard by shard, each
+    /// read atomically).
+    pub fn to_local(&mut self) -> Result<BloomFilter> {
+        let local = self.local_twin()?;
+        for s in 0..self.num_shards() {
+            let key = self.shard_key(s);
+            let bytes: Vec<u8> = self.with_key(&key, |c| redis::cmd("GET").arg(&key).query(c))?;
+            let first = (s * self.meta.shard_blocks) as usize;
+            let len = self.shard_len(s) as usize * BLOCK_BYTES as usize;
+            if bytes.len() > len {
+                return Err(Error::Protocol(format!(
+                    "shard {key} is {} bytes, more than its {len}",
+                    bytes.len()
+                )));
+            }
+            // A shard whose last bits were never set is shorter: the rest is zeros.
+            let mut padded = bytes;
+            padded.resize(len, 0);
+            local.or_block_bytes(first, &padded)?;
+        }
+        Ok(local)
+    }
+
+    /// Blocks in shard `s`.
+    fn shard_len(&self, s: u64) -> u64 {
+        (self.meta.blocks - s * self.meta.shard_blocks).min(self.meta.shard_blocks)
+    }
+
+    /// An empty local filter with this filter's parameters.
+    fn local_twin(&self) -> Result<BloomFilter> {
+        let f = BloomFilter::builder()
+            .capacity(self.meta.capacity)
+            .fpr(self.meta.fpr)
+            .seed(self.meta.seed)
+            .build()?;
+        if f.num_blocks() as u64 == self.meta.blocks && f.num_hashes() == self.meta.hashes {
+            return Ok(f);
+        }
+        Ok(BloomFilter::builder()
+            .capacity(self.meta.capacity)
+            .bits(self.meta.blocks * 512)
+            .hashes(self.meta.hashes)
+            .seed(self.meta.seed)
+            .build()?)
+    }
+
+    /// ORs a local filter with the same parameters and seed into this one (each shard one
+    /// atomic `BITOP OR`): the union of node-local filters into the shared one.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] if the local filter's blocks, hashes or seed differ.
+    pub fn union_from(&mut self, local: &BloomFilter) -> Result<()> {
+        for (field, a, b) in [
+            ("blocks", self.meta.blocks, local.num_blocks() as u64),
+            ("hashes", self.meta.hashes as u64, local.num_hashes() as u64),
+        ] {
+            if a != b {
+                return Err(Error::Conflict {
+                    field,
+                    stored: a.to_string(),
+                    requested: b.to_string(),
+                });
+            }
+        }
+        if local.seed() != self.meta.seed {
+            return Err(Error::Conflict {
+                field: "seed",
+                stored: "(secret)".into(),
+                requested: "another seed".into(),
+            });
+        }
+        let mut bytes = Vec::new();
+        for s in 0..self.num_shards() {
+            bytes.clear();
+            let first = (s * self.meta.shard_blocks) as usize;
+            local.block_bytes(first, self.shard_len(s) as usize, &mut bytes)?;
+            if bytes.iter().all(|&b| b == 0) {
+                continue;
+            }
+            let key = self.shard_key(s);
+            let tmp = format!("{{{}.{s}}}.union.{}", self.name, blockbloom::random_seed());
+            let k2 = key.clone();
+            let r = self.with_key(&k2, |c| {
+                redis::pipe()
+                    .cmd("SET")
+                    .arg(&tmp)
+                    .arg(&bytes[..])
+                    .arg("PX")
+                    .arg(600_000)
+                    .ignore()
+                    .cmd("BITOP")
+                    .arg("OR")
+                    .arg(&key)
+                    .arg(&key)
+                    .arg(&tmp)
+                    .ignore()
+                    .cmd("DEL")
+                    .arg(&tmp)
+                    .ignore()
+                    .query::<()>(c)
+            });
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Creates filter `name` in Redis from a local filter (its parameters and seed) and
+    /// copies its bits, or ORs them into an existing filter with the same parameters.
+    pub fn export(url: &str, name: &str, local: &BloomFilter) -> Result<Self> {
+        let mut f = Self::builder(url, name)
+            .capacity(local.capacity())
+            .fpr(local.target_fpr())
+            .seed(local.seed())
+            .open_or_create()?;
+        f.union_from(local)?;
+        Ok(f)
+    }
+
+    /// Bytes the shards occupy in Redis (the sum of their string lengths; Redis adds a few
+    /// dozen bytes per key).
+    pub fn memory_bytes(&mut self) -> Result<u64> {
+        let mut total = 0;
+        for s in 0..self.num_shards() {
+            let key = self.shard_key(s);
+            let n: u64 = self.with_key(&key, |c| redis::cmd("STRLEN").arg(&key).query(c))?;
+            total += n;
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,44 @@
+//! Not public API: the prefetch hints and raw cache lines, for the benchmark report's
+//! physical-limit microbenchmark (which must use the very instructions and memory the filter
+//! uses). Exposed as `blockbloom::__bench`, hidden from the docs.
+
+pub use crate::storage::{prefetch_read, prefetch_write};
+use crate::{block::Block, storage::Blocks, sync::Ordering::Relaxed, Error};
+
+/// An array of zeroed, 64-byte-aligned cache lines allocated exactly like a filter's.
+pub struct Lines(Blocks);
+
+impl Lines {
+    /// `len` lines, with transparent huge pages if asked (as `Builder::huge_pages`).
+    pub fn new(len: usize, huge_pages: bool) -> Result<Self, Error> {
+        Ok(Lines(Blocks::zeroed_with(len, huge_pages)?))
+    }
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// Always false (at least one line).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Prefetches line `i` with write intent.
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        prefetch_write::<Block>(&self.0[i]);
+    }
+    /// `fetch_or(bits)` on word `w` of line `i`.
+    #[inline(always)]
+    pub fn fetch_or(&self, i: usize, w: usize, bits: u64) -> u64 {
+        self.0[i].word(w).fetch_or(bits, Relaxed)
+    }
+    /// The same OR as a plain load and store (not an atomic read-modify-write: a
+    /// concurrent OR into the word can be lost). What a non-atomic filter does; the
+    /// report measures it to price the `lock` prefix of `fetch_or`.
+    #[inline(always)]
+    pub fn or_plain(&self, i: usize, w: usize, bits: u64) -> u64 {
+        let word = self.0[i].word(w);
+        let old = word.load(Relaxed);
+        word.store(old | bits, Relaxed);
+        old
+    }
+}

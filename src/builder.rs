@@ -1,0 +1,117 @@
+//! [`Builder`]: a [`BloomFilter`]'s parameters, sized by [`math::size_filter`].
+
+use crate::error::Error;
+use crate::hash::random_seed;
+use crate::layout::Layout;
+use crate::math;
+use crate::storage::Blocks;
+use crate::BloomFilter;
+
+/// Configures a [`BloomFilter`]; made by [`BloomFilter::builder`].
+///
+/// * [`capacity`](Self::capacity) (required): the number of distinct keys the filter is sized
+///   for.
+/// * [`fpr`](Self::fpr) (default 0.01): the false-positive rate wanted at capacity.
+/// * [`seed`](Self::seed) (default: random): the 128-bit hashing key. Filters that must agree
+///   bit for bit (tests, unions, shared filters) need the same seed.
+/// * [`bits`](Self::bits) / [`hashes`](Self::hashes): set the size (rounded up to whole
+///   512-bit blocks) and/or the number of hash functions yourself instead of deriving them
+///   from the rate. When either is given, [`BloomFilter::target_fpr`] reports the rate the
+///   blocked formula predicts at capacity.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+/// let f = BloomFilter::builder()
+///     .capacity(100_000)
+///     .fpr(0.001)
+///     .seed(0x5eed)
+///     .build()?;
+/// assert_eq!(f.capacity(), 100_000);
+/// assert!(f.num_bits() >= 100_000 * 14);
+///
+/// let g = BloomFilter::builder().capacity(1000).bits(1 << 16).hashes(5).build()?;
+/// assert_eq!((g.num_bits(), g.num_hashes()), (1 << 16, 5));
+/// assert!(BloomFilter::builder().fpr(0.01).build().is_err()); // no capacity
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct Builder {
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    seed: Option<u128>,
+    bits: Option<u64>,
+    hashes: Option<u32>,
+    huge_pages: bool,
+}
+
+impl Builder {
+    /// Number of distinct keys the filter is sized for.
+    pub fn capacity(mut self, capacity: u64) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// False-positive rate wanted at capacity, strictly between 0 and 1.
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = Some(fpr);
+        self
+    }
+
+    /// Fixes the 128-bit hashing key (default: drawn at random for each filter).
+    pub fn seed(mut self, seed: u128) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Sets the filter size in bits (rounded up to a multiple of 512) instead of deriving it.
+    pub fn bits(mut self, bits: u64) -> Self {
+        self.bits = Some(bits);
+        self
+    }
+
+    /// Sets the number of hash functions (bits per key, `1..=MAX_HASHES`).
+    pub fn hashes(mut self, hashes: u32) -> Self {
+        self.hashes = Some(hashes);
+        self
+    }
+
+    /// Asks the OS to back a filter of 2 MiB or more with transparent huge pages (Linux
+    /// `madvise(MADV_HUGEPAGE)`; ignored elsewhere). Default: off.
+    ///
+    /// For a large filter that fills up (the usual case), huge pages save most TLB misses on
+    /// its random accesses: see the benchmark report for what it buys on your machine. The
+    /// cost: memory is committed 2 MiB at a time, so a huge, sparsely used filter becomes
+    /// resident much sooner than with 4 KiB pages.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(10_000_000).huge_pages(true).build()?;
+    /// assert!(f.insert_if_absent("https://example.com/"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn huge_pages(mut self, on: bool) -> Self {
+        self.huge_pages = on;
+        self
+    }
+
+    /// Allocates the filter (zeroed lazily by the OS: O(1) whatever its size).
+    ///
+    /// # Errors
+    /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
+    /// [`Error::UnreachableFpr`], [`Error::InvalidHashes`], [`Error::InvalidBits`],
+    /// [`Error::TooLarge`] or [`Error::AllocationFailed`].
+    pub fn build(self) -> Result<BloomFilter, Error> {
+        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
+        let fpr = self.fpr.unwrap_or(0.01);
+        let s = math::size_filter(capacity, fpr, self.bits, self.hashes)?;
+        let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
+        let seed = self.seed.unwrap_or_else(random_seed);
+        Ok(BloomFilter::from_parts(
+            Blocks::zeroed_with(len, self.huge_pages)?,
+            Layout::from_validated(seed, s.blocks, s.hashes),
+            capacity,
+            s.target_fpr,
+        ))
+    }
+}

@@ -1,0 +1,28 @@
+//! The on-disk format's constants (the snapshot format, and the file-backed filter, which
+//! is a snapshot mapped into memory). A leaf module: the error messages quote the version,
+//! and the readers and writers in `snapshot` use the rest.
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`) |
+//! | 8 | 4 | format version ([`FORMAT_VERSION`]) |
+//! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID)) |
+//! | 16 | 16 | hash key (seed, `u128`) |
+//! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
+//! | 40 | 4 | bits set per key `k` (1..=32) |
+//! | 44 | 4 | reserved, 0 |
+//! | 48 | 8 | capacity (≥ 1) |
+//! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
+//! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
+//! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
+//!
+//! All integers little-endian.
+
+/// The first 8 bytes of a filter's snapshot.
+pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
+/// The first 8 bytes of an [`AtomicBitSet`](crate::AtomicBitSet)'s snapshot.
+pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
+/// The format version this build writes and reads.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+/// Bytes before the first block.
+pub(crate) const HEADER_BYTES: usize = 64;

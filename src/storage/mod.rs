@@ -1,0 +1,20 @@
+//! The filters' memory, and the crate's one `unsafe` module. Three parts, each in its file:
+//!
+//! * [`alloc`]: [`Blocks`], a zeroed, 64-byte-aligned array of [`Block`](crate::block::Block)s
+//!   that the OS zero-fills lazily (an anonymous `mmap` from 1 MiB up), so building a 10 GiB
+//!   filter is O(1) in time and resident memory.
+//! * [`prefetch`]: the cache prefetch hints of the batched operations (an x86 intrinsic that
+//!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
+//! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
+//!   filter publishes its layers.
+//!
+//! Storage holds blocks; it does not know how keys map to bits (`layout` does).
+#![allow(unsafe_code)] // the crate's one unsafe module; every block has a SAFETY note
+
+mod alloc;
+mod prefetch;
+mod slots;
+
+pub(crate) use alloc::{byte_size, Blocks};
+pub use prefetch::{prefetch_read, prefetch_write};
+pub(crate) use slots::Slots;
