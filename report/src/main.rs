@@ -2,7 +2,7 @@
 //! Bloom-filter crates, in one process and one run.
 //!
 //! ```sh
-//! cargo run --release -p blockbloom-bench             # full report (~10 min on 2 cores)
+//! cargo run --release -p blockbloom-bench             # full report (about 15 min on 2 vCPUs)
 //! cargo run --release -p blockbloom-bench -- --quick  # smoke run (< 2 min)
 //! cargo run --release -p blockbloom-bench -- --urls links.txt   # adds your own URL list
 //! ```
