@@ -37,12 +37,12 @@ use crate::BloomFilter;
 #[derive(Clone, Debug, Default)]
 #[must_use]
 pub struct Builder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    seed: Option<u128>,
-    bits: Option<u64>,
-    hashes: Option<u32>,
-    huge_pages: bool,
+    pub(crate) capacity: Option<u64>,
+    pub(crate) fpr: Option<f64>,
+    pub(crate) seed: Option<u128>,
+    pub(crate) bits: Option<u64>,
+    pub(crate) hashes: Option<u32>,
+    pub(crate) huge_pages: bool,
 }
 
 impl Builder {

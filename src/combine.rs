@@ -124,7 +124,7 @@ impl BloomFilter {
         let bad = Error::Incompatible {
             what: "block range",
         };
-        if bytes.len() % BLOCK_BYTES != 0 {
+        if !bytes.len().is_multiple_of(BLOCK_BYTES) {
             return Err(bad);
         }
         let count = bytes.len() / BLOCK_BYTES;

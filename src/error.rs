@@ -64,6 +64,16 @@ pub enum Error {
     },
     /// A snapshot header field is out of range, or the file is longer than its header says.
     InvalidSnapshot(&'static str),
+    /// A file-backed filter's file holds a filter with other parameters than those asked for
+    /// (see [`BloomFilter::open_file`](crate::BloomFilter::open_file)).
+    Conflict {
+        /// The parameter that differs.
+        what: &'static str,
+        /// Its value in the file.
+        file: String,
+        /// The value asked for.
+        requested: String,
+    },
     /// The operating system refused the memory.
     AllocationFailed {
         /// Bytes that were requested.
@@ -120,6 +130,15 @@ impl fmt::Display for Error {
                 "snapshot checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt"
             ),
             Error::InvalidSnapshot(why) => write!(f, "invalid snapshot: {why}"),
+            Error::Conflict {
+                what,
+                file,
+                requested,
+            } => write!(
+                f,
+                "the file holds a filter with {what} {file}, but {requested} was asked for \
+                 (open it with its own parameters, or use another file)"
+            ),
             Error::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }

@@ -74,6 +74,9 @@ pub struct BloomFilter {
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
+    /// The file of a file-backed filter (`open_file`), closed on drop.
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    file: Option<crate::file::FileState>,
 }
 
 impl BloomFilter {
@@ -90,7 +93,33 @@ impl BloomFilter {
             layout,
             capacity,
             target_fpr,
+            #[cfg(all(unix, not(blockbloom_loom)))]
+            file: None,
         }
+    }
+
+    /// The block storage (for `flush`).
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    pub(crate) fn blocks_storage(&self) -> &Blocks {
+        &self.blocks
+    }
+
+    /// Makes the filter file-backed: `state` is closed when it drops.
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    pub(crate) fn set_file(&mut self, state: crate::file::FileState) {
+        self.file = Some(state);
+    }
+
+    /// The file, if file-backed.
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    pub(crate) fn file_state(&self) -> Option<&crate::file::FileState> {
+        self.file.as_ref()
+    }
+
+    /// Takes the file out (closing it is then the caller's job).
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    pub(crate) fn take_file(&mut self) -> Option<crate::file::FileState> {
+        self.file.take()
     }
 
     /// The block array (for the snapshot writer and `combine`).
@@ -420,6 +449,15 @@ impl BloomFilter {
             .map(|ones| (ones as f64 / BLOCK_BITS as f64).powi(k))
             .sum();
         sum / self.blocks.len() as f64
+    }
+}
+
+#[cfg(all(unix, not(blockbloom_loom)))]
+impl Drop for BloomFilter {
+    /// A file-backed filter is flushed and, if this was the last handle on its file, sealed
+    /// (errors are ignored here: call [`close`](BloomFilter::close) to see them).
+    fn drop(&mut self) {
+        let _ = self.close_file();
     }
 }
 

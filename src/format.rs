@@ -10,7 +10,7 @@
 //! | 16 | 16 | hash key (seed, `u128`) |
 //! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
 //! | 40 | 4 | bits set per key `k` (1..=32) |
-//! | 44 | 4 | reserved, 0 |
+//! | 44 | 4 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open |
 //! | 48 | 8 | capacity (≥ 1) |
 //! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
 //! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
@@ -24,5 +24,10 @@ pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
 pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
 /// The format version this build writes and reads.
 pub(crate) const FORMAT_VERSION: u32 = 1;
+/// Flag (header offset 44): a file-backed filter has the file open, or its last user did
+/// not close it; the checksum is then not current. Snapshot readers refuse such a file.
+pub(crate) const IN_USE: u32 = 1;
 /// Bytes before the first block.
 pub(crate) const HEADER_BYTES: usize = 64;
+/// Bytes of the checksum after the last block.
+pub(crate) const CHECKSUM_BYTES: usize = 8;

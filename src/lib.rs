@@ -2,7 +2,7 @@
 #![warn(missing_docs)]
 
 // The layers, bottom up (ARCHITECTURE.md has the map):
-// sync → block, storage → hash, layout → filters → snapshot, combine → par (rayon).
+// sync → block, storage → hash, layout → filters → snapshot, file, combine → par (rayon).
 mod sync;
 
 mod block;
@@ -19,6 +19,8 @@ mod filter;
 mod growable;
 
 mod combine;
+#[cfg(all(unix, not(blockbloom_loom)))]
+mod file;
 mod snapshot;
 
 #[cfg(feature = "rayon")]

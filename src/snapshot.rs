@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::format::{FORMAT_VERSION, HEADER_BYTES, MAGIC};
+use crate::format::{FORMAT_VERSION, HEADER_BYTES, IN_USE, MAGIC};
 use crate::storage::{byte_size, Blocks};
 use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
@@ -41,6 +41,98 @@ pub(crate) struct Header {
     pub(crate) fpr_bits: u64,
 }
 
+impl Header {
+    /// The 64 header bytes, with `flags` in the field at offset 44 (0 in a snapshot).
+    pub(crate) fn encode(&self, flags: u32) -> [u8; HEADER_BYTES] {
+        let mut header = [0u8; HEADER_BYTES];
+        header[0..8].copy_from_slice(&self.magic);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&self.hash_id.to_le_bytes());
+        header[16..32].copy_from_slice(&self.seed.to_le_bytes());
+        header[32..40].copy_from_slice(&self.nblocks.to_le_bytes());
+        header[40..44].copy_from_slice(&self.k.to_le_bytes());
+        header[44..48].copy_from_slice(&flags.to_le_bytes());
+        header[48..56].copy_from_slice(&self.capacity.to_le_bytes());
+        header[56..64].copy_from_slice(&self.fpr_bits.to_le_bytes());
+        header
+    }
+
+    /// Parses 64 header bytes with magic `magic`: checks the magic and version and returns
+    /// the fields and the flags (the field at offset 44).
+    pub(crate) fn decode(
+        header: &[u8; HEADER_BYTES],
+        magic: [u8; 8],
+    ) -> Result<(Header, u32), Error> {
+        if header[0..8] != magic {
+            return Err(Error::BadMagic);
+        }
+        let version = u32_at(header, 8);
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion(version));
+        }
+        let h = Header {
+            magic,
+            hash_id: u32_at(header, 12),
+            seed: u128::from_le_bytes(header[16..32].try_into().expect("16 bytes")),
+            nblocks: u64_at(header, 32),
+            k: u32_at(header, 40),
+            capacity: u64_at(header, 48),
+            fpr_bits: u64_at(header, 56),
+        };
+        Ok((h, u32_at(header, 44)))
+    }
+
+    /// The header of `f`.
+    pub(crate) fn of_filter(f: &BloomFilter) -> Header {
+        Header {
+            magic: MAGIC,
+            hash_id: HASH_ALGORITHM_ID,
+            seed: f.seed(),
+            nblocks: f.num_blocks() as u64,
+            k: f.num_hashes(),
+            capacity: f.capacity(),
+            fpr_bits: f.target_fpr().to_bits(),
+        }
+    }
+
+    /// Checks a filter's header fields (everything [`decode`](Self::decode) does not).
+    pub(crate) fn check_filter(&self) -> Result<(), Error> {
+        if self.hash_id != HASH_ALGORITHM_ID {
+            return Err(Error::UnknownHash(self.hash_id));
+        }
+        if self.nblocks == 0 {
+            return Err(Error::InvalidSnapshot("zero blocks"));
+        }
+        if self.k == 0 || self.k > MAX_HASHES {
+            return Err(Error::InvalidSnapshot("number of hashes out of range"));
+        }
+        if self.capacity == 0 {
+            return Err(Error::InvalidSnapshot("zero capacity"));
+        }
+        let fpr = f64::from_bits(self.fpr_bits);
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(Error::InvalidSnapshot("target fpr out of (0, 1)"));
+        }
+        Ok(())
+    }
+}
+
+/// Feeds the blocks to `sink` as bytes of the format, 64 KiB at a time.
+pub(crate) fn for_block_bytes(
+    blocks: &[Block],
+    mut sink: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
+    for chunk in blocks.chunks(CHUNK_BLOCKS) {
+        buf.clear();
+        for block in chunk {
+            block.append_le_bytes(&mut buf);
+        }
+        sink(&buf)?;
+    }
+    Ok(())
+}
+
 /// Writes `header`, the blocks and the checksum.
 pub(crate) fn write_snapshot<W: Write>(
     mut out: W,
@@ -48,29 +140,15 @@ pub(crate) fn write_snapshot<W: Write>(
     blocks: &[Block],
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
-    let mut header = [0u8; HEADER_BYTES];
-    header[0..8].copy_from_slice(&h.magic);
-    header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header[12..16].copy_from_slice(&h.hash_id.to_le_bytes());
-    header[16..32].copy_from_slice(&h.seed.to_le_bytes());
-    header[32..40].copy_from_slice(&h.nblocks.to_le_bytes());
-    header[40..44].copy_from_slice(&h.k.to_le_bytes());
-    header[48..56].copy_from_slice(&h.capacity.to_le_bytes());
-    header[56..64].copy_from_slice(&h.fpr_bits.to_le_bytes());
+    let header = h.encode(0);
     digest.update(&header);
     out.write_all(&header)
         .map_err(|e| Error::io(&e, "writing snapshot"))?;
-
-    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
-    for chunk in blocks.chunks(CHUNK_BLOCKS) {
-        buf.clear();
-        for block in chunk {
-            block.append_le_bytes(&mut buf);
-        }
-        digest.update(&buf);
-        out.write_all(&buf)
-            .map_err(|e| Error::io(&e, "writing snapshot"))?;
-    }
+    for_block_bytes(blocks, |bytes| {
+        digest.update(bytes);
+        out.write_all(bytes)
+            .map_err(|e| Error::io(&e, "writing snapshot"))
+    })?;
     out.write_all(&digest.digest().to_le_bytes())
         .map_err(|e| Error::io(&e, "writing snapshot"))?;
     out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
@@ -89,23 +167,14 @@ pub(crate) fn read_snapshot<R: Read>(
     input
         .read_exact(&mut header)
         .map_err(|e| Error::io(&e, "reading snapshot"))?;
-    if header[0..8] != magic {
-        return Err(Error::BadMagic);
+    let (h, flags) = Header::decode(&header, magic)?;
+    if flags & IN_USE != 0 {
+        return Err(Error::InvalidSnapshot(
+            "the file is in use by a file-backed filter, or its last user did not close it: \
+             open it with BloomFilter::open_file_existing",
+        ));
     }
-    let version = u32_at(&header, 8);
-    if version != FORMAT_VERSION {
-        return Err(Error::UnsupportedVersion(version));
-    }
-    let h = Header {
-        magic,
-        hash_id: u32_at(&header, 12),
-        seed: u128::from_le_bytes(header[16..32].try_into().expect("16 bytes")),
-        nblocks: u64_at(&header, 32),
-        k: u32_at(&header, 40),
-        capacity: u64_at(&header, 48),
-        fpr_bits: u64_at(&header, 56),
-    };
-    if u32_at(&header, 44) != 0 {
+    if flags != 0 {
         return Err(Error::InvalidSnapshot("reserved header field is not zero"));
     }
     validate(&h)?;
@@ -216,16 +285,7 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] when `out` fails.
     pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
-        let header = Header {
-            magic: MAGIC,
-            hash_id: HASH_ALGORITHM_ID,
-            seed: self.seed(),
-            nblocks: self.num_blocks() as u64,
-            k: self.num_hashes(),
-            capacity: self.capacity(),
-            fpr_bits: self.target_fpr().to_bits(),
-        };
-        write_snapshot(out, &header, self.blocks())
+        write_snapshot(out, &Header::of_filter(self), self.blocks())
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save),
@@ -244,25 +304,7 @@ impl BloomFilter {
     /// assert_eq!(BloomFilter::read_from(&[0u8; 100][..]).unwrap_err(), Error::BadMagic);
     /// ```
     pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
-        let (h, blocks) = read_snapshot(input, MAGIC, |h| {
-            if h.hash_id != HASH_ALGORITHM_ID {
-                return Err(Error::UnknownHash(h.hash_id));
-            }
-            if h.nblocks == 0 {
-                return Err(Error::InvalidSnapshot("zero blocks"));
-            }
-            if h.k == 0 || h.k > MAX_HASHES {
-                return Err(Error::InvalidSnapshot("number of hashes out of range"));
-            }
-            if h.capacity == 0 {
-                return Err(Error::InvalidSnapshot("zero capacity"));
-            }
-            let fpr = f64::from_bits(h.fpr_bits);
-            if !(fpr > 0.0 && fpr < 1.0) {
-                return Err(Error::InvalidSnapshot("target fpr out of (0, 1)"));
-            }
-            Ok(())
-        })?;
+        let (h, blocks) = read_snapshot(input, MAGIC, Header::check_filter)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k);
         Ok(BloomFilter::from_parts(
             blocks,

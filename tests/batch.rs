@@ -84,7 +84,7 @@ fn a_key_repeated_within_a_batch_wins_once() {
     // Repeats closer than, at, and farther than the prefetch distance.
     let keys: Vec<&str> = ["a", "a", "b", "c"]
         .into_iter()
-        .chain(std::iter::repeat("x").take(PREFETCH_DISTANCE))
+        .chain(std::iter::repeat_n("x", PREFETCH_DISTANCE))
         .chain(["a", "b", "c", "d"])
         .collect();
     let mut out = vec![false; keys.len()];

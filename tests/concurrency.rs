@@ -23,7 +23,9 @@ fn overlapping_streams(threads: usize) {
         .unwrap();
     // Each thread sees 3/4 of the keys (a different 3/4 for each), shuffled, and some twice.
     let order = |t: usize| {
-        let mut mine: Vec<u64> = (0..DISTINCT).filter(|i| (i + t as u64) % 4 != 0).collect();
+        let mut mine: Vec<u64> = (0..DISTINCT)
+            .filter(|i| !(i + t as u64).is_multiple_of(4))
+            .collect();
         let repeats: Vec<u64> = mine.iter().copied().step_by(3).collect();
         mine.extend(repeats);
         SplitMix64::new(t as u64 + 100).shuffle(&mut mine);

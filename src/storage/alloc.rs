@@ -29,12 +29,28 @@ pub(crate) fn byte_size(len: usize) -> Result<usize, Error> {
         })
 }
 
-/// Owner of `len` zeroed blocks.
+/// Owner of `len` blocks: zeroed memory of its own, or a shared mapping of a file.
 #[cfg(not(blockbloom_loom))]
 pub(crate) struct Blocks {
-    ptr: core::ptr::NonNull<Block>,
-    len: usize,
-    mapped: bool,
+    pub(super) ptr: core::ptr::NonNull<Block>,
+    pub(super) len: usize,
+    pub(super) backing: Backing,
+}
+
+/// Where a [`Blocks`]' memory comes from, and so how it is released.
+#[cfg(not(blockbloom_loom))]
+pub(super) enum Backing {
+    /// The global allocator (small arrays).
+    Heap,
+    /// An anonymous private mapping of exactly the blocks.
+    Anonymous,
+    /// A shared mapping of a whole file of `map_len` bytes starting at `base`; the blocks
+    /// start inside it (see `map.rs`).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    File {
+        base: core::ptr::NonNull<u8>,
+        map_len: usize,
+    },
 }
 
 #[cfg(not(blockbloom_loom))]
@@ -82,7 +98,7 @@ impl Blocks {
             return Ok(Blocks {
                 ptr,
                 len,
-                mapped: true,
+                backing: Backing::Anonymous,
             });
         }
         let layout = core::alloc::Layout::array::<Block>(len).map_err(|_| Error::TooLarge {
@@ -95,7 +111,7 @@ impl Blocks {
         Ok(Blocks {
             ptr,
             len,
-            mapped: false,
+            backing: Backing::Heap,
         })
     }
 }
@@ -116,23 +132,34 @@ impl Deref for Blocks {
 #[cfg(not(blockbloom_loom))]
 impl Drop for Blocks {
     fn drop(&mut self) {
-        let bytes = self.len * BLOCK_BYTES; // computed without overflow in `zeroed`
-        #[cfg(unix)]
-        if self.mapped {
-            // SAFETY: the range is exactly the mapping made in `zeroed`, unmapped once, and no
-            // reference into it outlives `self`.
-            unsafe { libc::munmap(self.ptr.as_ptr().cast(), bytes) };
-            return;
+        let bytes = self.len * BLOCK_BYTES; // computed without overflow when made
+        match self.backing {
+            #[cfg(unix)]
+            Backing::Anonymous => {
+                // SAFETY: the range is exactly the mapping made in `zeroed_with`, unmapped
+                // once, and no reference into it outlives `self`.
+                unsafe { libc::munmap(self.ptr.as_ptr().cast(), bytes) };
+            }
+            #[cfg(unix)]
+            Backing::File { base, map_len } => {
+                // SAFETY: the range is exactly the mapping made in `map_file`, unmapped once,
+                // and no reference into it outlives `self`.
+                unsafe { libc::munmap(base.as_ptr().cast(), map_len) };
+            }
+            #[cfg(not(unix))]
+            Backing::Anonymous | Backing::File { .. } => unreachable!("mapped only on Unix"),
+            Backing::Heap => {
+                let layout =
+                    core::alloc::Layout::array::<Block>(self.len).expect("checked in zeroed");
+                // SAFETY: allocated in `zeroed_with` by the global allocator with this layout.
+                unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
+            }
         }
-        debug_assert!(!self.mapped);
-        let _ = bytes;
-        let layout = core::alloc::Layout::array::<Block>(self.len).expect("checked in zeroed");
-        // SAFETY: allocated in `zeroed` by the global allocator with this same layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
     }
 }
 
-// SAFETY: `Blocks` owns its memory exclusively (like `Box<[Block]>`), and `Block` holds only
+// SAFETY: `Blocks` owns its memory (like `Box<[Block]>`; a file mapping is shared with other
+// processes, which only ever touch it through atomic operations too), and `Block` holds only
 // atomics, which are `Send + Sync`.
 #[cfg(not(blockbloom_loom))]
 unsafe impl Send for Blocks {}

@@ -1,4 +1,4 @@
-//! The filters' memory, and the crate's one `unsafe` module. Three parts, each in its file:
+//! The filters' memory, and the crate's one `unsafe` module. Its parts, each in its file:
 //!
 //! * [`alloc`]: [`Blocks`], a zeroed, 64-byte-aligned array of [`Block`](crate::block::Block)s
 //!   that the OS zero-fills lazily (an anonymous `mmap` from 1 MiB up), so building a 10 GiB
@@ -7,11 +7,14 @@
 //!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
 //! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
 //!   filter publishes its layers.
+//! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter).
 //!
 //! Storage holds blocks; it does not know how keys map to bits (`layout` does).
 #![allow(unsafe_code)] // the crate's one unsafe module; every block has a SAFETY note
 
 mod alloc;
+#[cfg(all(unix, not(blockbloom_loom)))]
+mod map;
 mod prefetch;
 mod slots;
 

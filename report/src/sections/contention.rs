@@ -29,7 +29,7 @@ pub(crate) fn run(r: &mut Report) {
                 let mut spins = 0u32;
                 while arrived.load(Ordering::Acquire) < threads * (i + 1) {
                     spins += 1;
-                    if spins % 1024 == 0 {
+                    if spins.is_multiple_of(1024) {
                         std::thread::yield_now(); // more threads than cores
                     } else {
                         std::hint::spin_loop();

@@ -1,0 +1,383 @@
+//! The file-backed filter: [`BloomFilter::open_file`] maps a file in the snapshot format
+//! (`format.rs`) `MAP_SHARED`, so the filter's blocks *are* the file's bytes, shared by every
+//! thread and every process that opens it.
+//!
+//! # The file's life
+//!
+//! * **Create** (the file is missing): the header is written to a temporary file next to
+//!   the path, the file is extended to its full size (sparse: O(1) whatever the size),
+//!   synced, and hard-linked to the path — which fails if another process got there first,
+//!   in which case its file is used. So the path only ever holds a complete header.
+//! * **Open**: a shared `flock` for as long as the filter lives; the header is checked
+//!   (magic, version, hash, ranges, and the file's length against it); the flag
+//!   [`IN_USE`] is set in the header (and synced) so that snapshot readers refuse the file
+//!   while its checksum is not current; then the whole file is mapped. Nothing is read
+//!   beyond the header: O(1).
+//! * **Close** (drop, or [`BloomFilter::close`]): the mapping is flushed (`msync`); if no
+//!   other handle has the file open (an exclusive `flock` can be had), the checksum of
+//!   header and blocks is written after the blocks and the flag cleared: the file is then
+//!   an ordinary snapshot (`load`, `blockbloom stats`, `merge` read it). Computing the
+//!   checksum reads the whole file once.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::block::BLOCK_BYTES;
+use crate::error::Error;
+use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, IN_USE, MAGIC};
+use crate::hash::random_seed;
+use crate::layout::Layout;
+use crate::math;
+use crate::snapshot::{for_block_bytes, Header};
+use crate::storage::Blocks;
+use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
+
+/// What a file-backed filter keeps of its file: the open file (which holds the shared lock).
+pub(crate) struct FileState {
+    file: File,
+}
+
+/// The parameters a caller asked for, to compare with an existing file's.
+struct Wanted {
+    header: Header,
+    /// Whether the caller fixed the seed (else any seed of the file is accepted).
+    seed_fixed: bool,
+}
+
+fn io_err(e: std::io::Error, path: &Path) -> Error {
+    Error::io(&e, &path.display().to_string())
+}
+
+/// Bytes of a filter file with `nblocks` blocks.
+fn file_len(nblocks: u64) -> Result<u64, Error> {
+    nblocks
+        .checked_mul(BLOCK_BYTES as u64)
+        .and_then(|b| b.checked_add((HEADER_BYTES + CHECKSUM_BYTES) as u64))
+        .filter(|&b| b <= isize::MAX as u64)
+        .ok_or(Error::TooLarge {
+            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+        })
+}
+
+impl Builder {
+    /// Opens the file-backed filter at `path` with this builder's parameters, creating the
+    /// file if it is missing: see [`BloomFilter::open_file`]. A seed given with
+    /// [`seed`](Self::seed) must match an existing file's; without one, a new file gets a
+    /// random seed and an existing file keeps its own.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::open_file`].
+    pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
+        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
+        let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
+        let s = math::size_filter(capacity, fpr, self.bits, self.hashes)?;
+        file_len(s.blocks)?;
+        let wanted = Wanted {
+            header: Header {
+                magic: MAGIC,
+                hash_id: HASH_ALGORITHM_ID,
+                seed: seed.unwrap_or_else(random_seed),
+                nblocks: s.blocks,
+                k: s.hashes,
+                capacity,
+                fpr_bits: s.target_fpr.to_bits(),
+            },
+            seed_fixed: seed.is_some(),
+        };
+        open_or_create(path.as_ref(), &wanted)
+    }
+}
+
+/// Opens `path`, creating it first if it is missing.
+fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
+    let path = resolve_dangling_link(path)?;
+    for _ in 0..8 {
+        match open_existing(&path, Some(wanted)) {
+            Err(Error::Io {
+                kind: ErrorKind::NotFound,
+                ..
+            }) => create(&path, &wanted.header)?, // then open what is there
+            other => return other,
+        }
+    }
+    Err(Error::Io {
+        kind: ErrorKind::Other,
+        message: format!("{}: created and removed again repeatedly", path.display()),
+    })
+}
+
+/// A symlink whose target does not exist yet stands for that target (so that creating the
+/// file creates the target, and the link keeps pointing at it).
+fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() && !p.exists() => {
+                let target = fs::read_link(&p).map_err(|e| io_err(e, &p))?;
+                p = match p.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Ok(p)
+}
+
+/// Creates the file at `path` with `header` and zeroed blocks, atomically (see the module
+/// docs); `Ok` also when another process created it first.
+fn create(path: &Path, header: &Header) -> Result<(), Error> {
+    use crate::sync::unmodeled::{next, AtomicU64};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::Io {
+            kind: ErrorKind::InvalidInput,
+            message: format!("{}: not a file path", path.display()),
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let tmp = dir.join(format!(
+        ".{name}.new.{}.{}",
+        std::process::id(),
+        next(&COUNTER)
+    ));
+    let result = (|| {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| io_err(e, &tmp))?;
+        // Created in use: no checksum yet (its first user writes it on close).
+        file.write_all_at(&header.encode(IN_USE), 0)
+            .map_err(|e| io_err(e, &tmp))?;
+        file.set_len(file_len(header.nblocks)?)
+            .map_err(|e| io_err(e, &tmp))?;
+        file.sync_all().map_err(|e| io_err(e, &tmp))?;
+        match fs::hard_link(&tmp, path) {
+            Ok(()) => {
+                File::open(&dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(|e| io_err(e, &dir))?;
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()), // another process won
+            Err(e) => Err(io_err(e, path)),
+        }
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+/// Opens the existing filter file at `path`; with `wanted`, its parameters must be those.
+fn open_existing(path: &Path, wanted: Option<&Wanted>) -> Result<BloomFilter, Error> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| io_err(e, path))?;
+    // Shared while we use it; a closing user that seals the file holds it exclusively.
+    file.lock_shared().map_err(|e| io_err(e, path))?;
+    let mut bytes = [0u8; HEADER_BYTES];
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(|e| io_err(e, path))?;
+    let (h, flags) = Header::decode(&bytes, MAGIC)?;
+    h.check_filter()?;
+    if flags & !IN_USE != 0 {
+        return Err(Error::InvalidSnapshot("unknown flags in the header"));
+    }
+    let len = file_len(h.nblocks)?;
+    let actual = file.metadata().map_err(|e| io_err(e, path))?.len();
+    if actual < len {
+        return Err(Error::Truncated);
+    }
+    if actual > len {
+        return Err(Error::InvalidSnapshot(
+            "the file is longer than its header says",
+        ));
+    }
+    if let Some(w) = wanted {
+        check_same(&h, w)?;
+    }
+    if flags & IN_USE == 0 {
+        file.write_all_at(&IN_USE.to_le_bytes(), 44)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| io_err(e, path))?;
+    }
+    let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
+    let mut f = BloomFilter::from_parts(
+        blocks,
+        Layout::from_validated(h.seed, h.nblocks, h.k),
+        h.capacity,
+        f64::from_bits(h.fpr_bits),
+    );
+    f.set_file(FileState { file });
+    Ok(f)
+}
+
+/// [`Error::Conflict`] unless the file's filter is the one asked for.
+fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
+    let want = &w.header;
+    let fpr = |bits: u64| f64::from_bits(bits).to_string();
+    let (what, in_file, asked) = if file.capacity != want.capacity {
+        (
+            "capacity",
+            file.capacity.to_string(),
+            want.capacity.to_string(),
+        )
+    } else if file.fpr_bits != want.fpr_bits {
+        ("target fpr", fpr(file.fpr_bits), fpr(want.fpr_bits))
+    } else if file.nblocks != want.nblocks {
+        ("blocks", file.nblocks.to_string(), want.nblocks.to_string())
+    } else if file.k != want.k {
+        ("hashes", file.k.to_string(), want.k.to_string())
+    } else if w.seed_fixed && file.seed != want.seed {
+        ("seed", "(secret)".into(), "another seed".into())
+    } else {
+        return Ok(());
+    };
+    Err(Error::Conflict {
+        what,
+        file: in_file,
+        requested: asked,
+    })
+}
+
+impl BloomFilter {
+    /// The filter stored in the file at `path`, shared by every thread and every process
+    /// that opens the same file: a filter for `capacity` keys at rate `fpr`, created (zeroed,
+    /// with a random seed) if the file is missing.
+    ///
+    /// The returned filter is an ordinary `BloomFilter` whose blocks are the file's bytes,
+    /// mapped `MAP_SHARED`: every method works on it, at the speed of memory, and the
+    /// concurrency contract — no false negatives, at most one winner per new key — holds
+    /// between the threads of one process **and between processes**. The atomic
+    /// instructions operate on physical memory (the file's pages in the page cache), which
+    /// every mapping of the file shares; the proof in
+    /// [`insert_if_absent`](Self::insert_if_absent)'s docs is about operations on memory
+    /// locations, and lock-free atomics are address-free (C++ [atomics.lockfree]: the same
+    /// location seen through two mappings communicates atomically), so it holds unchanged.
+    ///
+    /// Opening is O(1) whatever the size: only the header is read, and pages are read from
+    /// disk as keys touch them. The file is in the snapshot format (README); while open its
+    /// header carries an in-use flag and its checksum is not current, so
+    /// [`load`](Self::load) refuses it; the last handle to close it writes the checksum
+    /// (reading the file once), after which it is an ordinary snapshot again.
+    ///
+    /// # Crash contract
+    /// * A process killed (even `SIGKILL`) loses nothing: every insert that returned is in
+    ///   the shared pages, which the kernel writes to the file. The next `open_file` uses
+    ///   the file as it is (it stays flagged in use until someone closes it).
+    /// * A power loss or kernel crash can lose the pages not yet written back since the last
+    ///   [`flush`](Self::flush): keys inserted since then may be reported new again (fetched
+    ///   twice), never the reverse. Bits only go 0 → 1, so any mix of older and newer pages
+    ///   is a filter whose keys are a subset of those inserted.
+    /// * The path never holds a half-written header: creation writes it to a temporary file
+    ///   and links it into place.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// # let dir = std::env::temp_dir().join(format!("bb-open-file-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("seen.bloom");
+    /// let seen = BloomFilter::open_file(&path, 1_000_000, 0.01)?;   // created
+    /// assert!(seen.insert_if_absent("https://example.com/"));
+    /// drop(seen);                                                    // flushed and sealed
+    /// let again = BloomFilter::open_file(&path, 1_000_000, 0.01)?;  // the same bits
+    /// assert!(!again.insert_if_absent("https://example.com/"));
+    /// assert!(BloomFilter::open_file(&path, 2_000_000, 0.01).is_err()); // other parameters
+    /// # drop(again);
+    /// assert!(BloomFilter::load(&path)?.contains("https://example.com/")); // a snapshot
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The sizing errors of [`with_capacity`](Self::with_capacity); [`Error::Conflict`] if
+    /// the file holds a filter with another capacity or rate (use
+    /// [`open_file_existing`](Self::open_file_existing) to take the file's own); every
+    /// error of [`read_from`](Self::read_from) for a damaged header or a file whose length
+    /// does not match it; [`Error::Io`] for the file system (missing directory, no
+    /// permission, a read-only file).
+    pub fn open_file<P: AsRef<Path>>(
+        path: P,
+        capacity: u64,
+        fpr: f64,
+    ) -> Result<BloomFilter, Error> {
+        Self::builder().capacity(capacity).fpr(fpr).open_file(path)
+    }
+
+    /// The filter in the existing file at `path`, with the file's own parameters (see
+    /// [`open_file`](Self::open_file)).
+    ///
+    /// # Errors
+    /// [`Error::Io`] with kind `NotFound` if there is no such file; otherwise as
+    /// [`open_file`](Self::open_file).
+    pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
+        let path = resolve_dangling_link(path.as_ref())?;
+        open_existing(&path, None)
+    }
+
+    /// Writes a file-backed filter's changed pages to the file and waits for the disk
+    /// (`msync`); after it returns, every insert that returned before the call survives a
+    /// power loss. Does nothing for a filter in memory.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the write-back fails.
+    pub fn flush(&self) -> Result<(), Error> {
+        self.blocks_storage().flush()
+    }
+
+    /// Closes a file-backed filter, reporting what dropping it would ignore: flushes it
+    /// and, if this is the last handle on the file, writes its checksum (see
+    /// [`open_file`](Self::open_file)). For a filter in memory, the same as dropping it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the write-back or the checksum cannot be written (the file then
+    /// stays flagged in use, and its bits as flushed).
+    pub fn close(mut self) -> Result<(), Error> {
+        self.close_file()
+    }
+
+    /// Whether the filter's blocks are a file ([`open_file`](Self::open_file)).
+    pub fn is_file_backed(&self) -> bool {
+        self.file_state().is_some()
+    }
+
+    /// Flushes and, if last, seals the file; afterwards the filter is no longer file-backed
+    /// (called by `close` and by `Drop`).
+    pub(crate) fn close_file(&mut self) -> Result<(), Error> {
+        let Some(state) = self.take_file() else {
+            return Ok(());
+        };
+        self.flush()?;
+        match state.file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(()), // others still use it
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&e, "locking")),
+        }
+        let header = Header::of_filter(self);
+        let mut digest = Xxh3::new();
+        digest.update(&header.encode(0));
+        for_block_bytes(self.blocks(), |b| {
+            digest.update(b);
+            Ok(())
+        })?;
+        let end = HEADER_BYTES as u64 + self.num_blocks() as u64 * BLOCK_BYTES as u64;
+        let f = &state.file;
+        f.write_all_at(&digest.digest().to_le_bytes(), end)
+            .and_then(|()| f.sync_data())
+            .and_then(|()| f.write_all_at(&0u32.to_le_bytes(), 44))
+            .and_then(|()| f.sync_data())
+            .map_err(|e| Error::io(&e, "sealing the filter file"))
+    }
+}

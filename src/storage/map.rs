@@ -1,0 +1,79 @@
+//! Blocks that are a file: a shared, writable mapping (`MAP_SHARED`) of the whole file, so
+//! that every process mapping the same file works on the same physical pages (the page
+//! cache), and what one process sets another sees — through the same atomic instructions as
+//! in memory of its own.
+
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+
+use super::alloc::{Backing, Blocks};
+use crate::block::{Block, BLOCK_BYTES};
+use crate::error::Error;
+
+impl Blocks {
+    /// Maps all `map_len` bytes of `file` shared and writable; the `len` blocks start at
+    /// byte `offset` (a multiple of 64, so the blocks stay cache-line aligned: the mapping
+    /// itself is page-aligned). The file must be at least `offset + 64 · len` bytes long and
+    /// stay so while mapped (a shorter file would fault on access).
+    pub(crate) fn map_file(
+        file: &File,
+        map_len: usize,
+        offset: usize,
+        len: usize,
+    ) -> Result<Blocks, Error> {
+        assert!(len > 0 && offset.is_multiple_of(BLOCK_BYTES));
+        let end = len
+            .checked_mul(BLOCK_BYTES)
+            .and_then(|b| b.checked_add(offset))
+            .filter(|&e| e <= map_len && map_len <= isize::MAX as usize)
+            .ok_or(Error::TooLarge {
+                bytes: map_len as u128,
+            })?;
+        debug_assert!(end <= map_len);
+        // SAFETY: a shared mapping of an open file with no address hint has no preconditions
+        // of its own; the result is checked for MAP_FAILED before use, and the caller keeps
+        // the file at least `map_len` bytes long (checked on open, never truncated by us).
+        let p = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::io(
+                &std::io::Error::last_os_error(),
+                "mapping the filter file",
+            ));
+        }
+        let base = core::ptr::NonNull::new(p.cast::<u8>())
+            .ok_or(Error::AllocationFailed { bytes: map_len })?;
+        // SAFETY: `offset < map_len` (checked above), so the pointer stays inside the mapping.
+        let first = unsafe { base.as_ptr().add(offset) };
+        let ptr = core::ptr::NonNull::new(first.cast::<Block>()).expect("inside a mapping");
+        Ok(Blocks {
+            ptr,
+            len,
+            backing: Backing::File { base, map_len },
+        })
+    }
+
+    /// Writes a file mapping's dirty pages back to the file and waits for the write
+    /// (`msync(MS_SYNC)`); a no-op for memory of our own.
+    pub(crate) fn flush(&self) -> Result<(), Error> {
+        if let Backing::File { base, map_len } = self.backing {
+            // SAFETY: the range is exactly the live mapping made in `map_file`.
+            let r = unsafe { libc::msync(base.as_ptr().cast(), map_len, libc::MS_SYNC) };
+            if r != 0 {
+                return Err(Error::io(
+                    &std::io::Error::last_os_error(),
+                    "flushing the filter file",
+                ));
+            }
+        }
+        Ok(())
+    }
+}

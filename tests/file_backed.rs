@@ -1,0 +1,345 @@
+//! The file-backed filter (`BloomFilter::open_file`) at the boundaries it is for: several OS
+//! processes racing through one file, a writer killed with SIGKILL, damaged files, and a
+//! multi-GiB file opened without reading it.
+//!
+//! The worker processes are this test binary itself, started again with `BB_CHILD` set:
+//! the `child` test below then does the worker's job (and is a no-op in a normal run).
+#![cfg(unix)]
+
+use blockbloom::{BloomFilter, Error};
+use blockbloom_workload::{resident_bytes, url};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bb-file-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Starts this test binary as a worker: `role` and its arguments in `BB_CHILD`.
+fn spawn_child(role: &str, stdout: Stdio) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env("BB_CHILD", role)
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// The worker side. `race FILE DIR PROC PROCS IDS`: open FILE, then for each chunk of the
+/// ids meet the other processes at a file barrier in DIR and `insert_if_absent` the chunk
+/// in the same order as everyone; write the ids won to DIR/won.PROC. `insert FILE`: insert
+/// URLs 0, 1, 2, … and print `id N` after each insert returned, until killed.
+#[test]
+fn child() {
+    let Ok(role) = std::env::var("BB_CHILD") else {
+        return; // a normal test run
+    };
+    let args: Vec<&str> = role.split(' ').collect();
+    match args[0] {
+        "race" => {
+            let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
+            let (me, procs, ids): (usize, usize, u64) = (
+                args[3].parse().unwrap(),
+                args[4].parse().unwrap(),
+                args[5].parse().unwrap(),
+            );
+            let f = BloomFilter::open_file(file, ids, 0.01).unwrap();
+            let mut won = String::new();
+            for (c, chunk) in (0..ids).collect::<Vec<_>>().chunks(500).enumerate() {
+                barrier(dir, c, me, procs);
+                for &i in chunk {
+                    if f.insert_if_absent(&url(i)) {
+                        won.push_str(&format!("{i}\n"));
+                    }
+                }
+            }
+            std::fs::write(dir.join(format!("won.{me}")), won).unwrap();
+        }
+        "insert" => {
+            let f = BloomFilter::open_file_existing(args[1]).unwrap();
+            let mut out = std::io::stdout().lock();
+            for i in 0.. {
+                f.insert(&url(i));
+                writeln!(out, "id {i}").unwrap();
+                out.flush().unwrap();
+            }
+        }
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// A barrier between processes: each writes its marker for round `round`, then waits for
+/// everyone's.
+fn barrier(dir: &Path, round: usize, me: usize, procs: usize) {
+    std::fs::write(dir.join(format!("bar.{round}.{me}")), b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(0..procs).all(|p| dir.join(format!("bar.{round}.{p}")).exists()) {
+        assert!(Instant::now() < deadline, "barrier {round} timed out");
+        std::thread::yield_now();
+    }
+}
+
+/// `procs` processes offer the same 20,000 new URLs in the same order, meeting before every
+/// 500: no URL may be won by two processes, none may be missing afterwards.
+fn processes_race(procs: usize) {
+    const IDS: u64 = 20_000;
+    let dir = temp_dir(&format!("race{procs}"));
+    let file = dir.join("seen.bloom");
+    let children: Vec<_> = (0..procs)
+        .map(|p| {
+            let role = format!(
+                "race {} {} {p} {procs} {IDS}",
+                file.display(),
+                dir.display()
+            );
+            spawn_child(&role, Stdio::null())
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a worker failed");
+    }
+    let mut wins = vec![0u8; IDS as usize];
+    for p in 0..procs {
+        let text = std::fs::read_to_string(dir.join(format!("won.{p}"))).unwrap();
+        for line in text.lines() {
+            wins[line.parse::<usize>().unwrap()] += 1;
+        }
+    }
+    let twice = wins.iter().filter(|&&w| w > 1).count();
+    let once = wins.iter().filter(|&&w| w == 1).count();
+    assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");
+    assert!(once as f64 >= IDS as f64 * 0.985, "only {once} URLs won");
+    // The last worker sealed the file: it loads as a snapshot, with every URL in it.
+    let f = BloomFilter::load(&file).unwrap();
+    let missing = (0..IDS).filter(|&i| !f.contains(&url(i))).count();
+    assert_eq!(missing, 0, "false negatives after the race");
+    println!("{procs} processes: {once} URLs won once, 0 twice, 0 missing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn two_processes_race_one_file() {
+    processes_race(2);
+}
+
+#[test]
+fn four_processes_race_one_file() {
+    processes_race(4);
+}
+
+/// A writer killed with SIGKILL mid-stream: every insert it reported as returned is in the
+/// file, which opens again (flagged in use, so `load` refuses it until it is closed).
+#[test]
+fn sigkill_loses_nothing_that_returned() {
+    let dir = temp_dir("kill");
+    let file = dir.join("seen.bloom");
+    BloomFilter::open_file(&file, 1_000_000, 0.001)
+        .unwrap()
+        .close()
+        .unwrap();
+    let mut child = spawn_child(&format!("insert {}", file.display()), Stdio::piped());
+    let mut returned = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(id) = line.strip_prefix("id ") {
+            returned.push(id.parse::<u64>().unwrap());
+            if returned.len() == 30_000 {
+                child.kill().unwrap(); // SIGKILL
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    assert!(matches!(
+        BloomFilter::load(&file),
+        Err(Error::InvalidSnapshot(_))
+    ));
+    let f = BloomFilter::open_file_existing(&file).unwrap();
+    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
+    assert_eq!(
+        lost,
+        0,
+        "{lost} of {} returned inserts lost",
+        returned.len()
+    );
+    f.close().unwrap();
+    assert!(BloomFilter::load(&file)
+        .unwrap()
+        .contains(&url(returned[0])));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn reopening_keeps_bits_and_refuses_other_parameters() {
+    let dir = temp_dir("reopen");
+    let path = dir.join("seen.bloom");
+    let f = BloomFilter::builder()
+        .capacity(10_000)
+        .fpr(0.01)
+        .seed(5)
+        .open_file(&path)
+        .unwrap();
+    assert!(f.is_file_backed());
+    for i in 0..5_000u64 {
+        assert!(f.insert_if_absent(&i) || i > 0);
+    }
+    // A second handle in the same process shares the bits at once.
+    let g = BloomFilter::open_file(&path, 10_000, 0.01).unwrap();
+    assert_eq!(g.seed(), 5);
+    assert!((0..5_000u64).all(|i| g.contains(&i)));
+    // While open, it is not a valid snapshot.
+    assert!(matches!(
+        BloomFilter::load(&path),
+        Err(Error::InvalidSnapshot(_))
+    ));
+    drop(f);
+    drop(g);
+    let snap = BloomFilter::load(&path).unwrap(); // sealed by the last close
+    assert!((0..5_000u64).all(|i| snap.contains(&i)));
+    for (cap, fpr) in [(20_000, 0.01), (10_000, 0.001)] {
+        assert!(matches!(
+            BloomFilter::open_file(&path, cap, fpr),
+            Err(Error::Conflict { .. })
+        ));
+    }
+    assert!(matches!(
+        BloomFilter::builder()
+            .capacity(10_000)
+            .seed(6)
+            .open_file(&path),
+        Err(Error::Conflict { what: "seed", .. })
+    ));
+    let h = BloomFilter::open_file_existing(&path).unwrap();
+    assert_eq!((h.capacity(), h.target_fpr()), (10_000, 0.01));
+    drop(h);
+    assert!(matches!(
+        BloomFilter::open_file_existing(dir.join("missing")),
+        Err(Error::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        })
+    ));
+    assert!(matches!(
+        BloomFilter::open_file(dir.join("no/such/dir/f"), 10, 0.1),
+        Err(Error::Io { .. })
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn symlinks_are_followed_and_permissions_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("links");
+    let target = dir.join("real.bloom");
+    let link = dir.join("link.bloom");
+    std::os::unix::fs::symlink("real.bloom", &link).unwrap(); // dangling for now
+    BloomFilter::open_file(&link, 1000, 0.01)
+        .unwrap()
+        .insert("a");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(BloomFilter::load(&target).unwrap().contains("a"));
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    BloomFilter::open_file(&link, 1000, 0.01)
+        .unwrap()
+        .insert("b");
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(BloomFilter::load(&target).unwrap().contains("b"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every kind of damage to a file is an error on open, never a filter.
+#[test]
+fn damaged_files_are_errors() {
+    let dir = temp_dir("damage");
+    let good = dir.join("good.bloom");
+    let f = BloomFilter::open_file(&good, 1000, 0.01).unwrap();
+    f.insert("x");
+    f.close().unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("header only", bytes[..64].to_vec()),
+        ("one byte short", bytes[..bytes.len() - 1].to_vec()),
+        ("one byte long", [&bytes[..], &[0]].concat()),
+        ("magic", patch(&bytes, 0, b"BLKBLOOX")),
+        ("version", patch(&bytes, 8, &2u32.to_le_bytes())),
+        ("hash id", patch(&bytes, 12, &9u32.to_le_bytes())),
+        ("zero blocks", patch(&bytes, 32, &0u64.to_le_bytes())),
+        ("more blocks", patch(&bytes, 32, &1000u64.to_le_bytes())),
+        ("huge blocks", patch(&bytes, 32, &u64::MAX.to_le_bytes())),
+        ("k = 0", patch(&bytes, 40, &0u32.to_le_bytes())),
+        ("k = 33", patch(&bytes, 40, &33u32.to_le_bytes())),
+        ("unknown flag", patch(&bytes, 44, &2u32.to_le_bytes())),
+        ("capacity 0", patch(&bytes, 48, &0u64.to_le_bytes())),
+        ("fpr 1", patch(&bytes, 56, &1f64.to_bits().to_le_bytes())),
+        (
+            "fpr NaN",
+            patch(&bytes, 56, &f64::NAN.to_bits().to_le_bytes()),
+        ),
+        ("a bitset", patch(&bytes, 0, b"BLKBITST")),
+    ];
+    for (what, data) in cases {
+        let p = dir.join("bad.bloom");
+        std::fs::write(&p, &data).unwrap();
+        let r = BloomFilter::open_file_existing(&p);
+        assert!(r.is_err(), "{what}: opened");
+        // and the damaged file was not changed by the attempt
+        assert_eq!(std::fs::read(&p).unwrap(), data, "{what}: file changed");
+    }
+    // A flipped bit in the blocks of a sealed file: open_file does not read the blocks, but
+    // the file is not a valid snapshot either.
+    let mut flipped = bytes.clone();
+    flipped[64 + 10] ^= 1;
+    std::fs::write(dir.join("flip.bloom"), &flipped).unwrap();
+    assert!(matches!(
+        BloomFilter::load(dir.join("flip.bloom")),
+        Err(Error::ChecksumMismatch { .. })
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn patch(bytes: &[u8], at: usize, with: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at..at + with.len()].copy_from_slice(with);
+    b
+}
+
+/// A 2 GiB file is created and opened without reading or writing its blocks: resident
+/// memory grows by what the keys touch, not by the file (times printed, not asserted).
+#[test]
+fn a_multi_gib_file_opens_without_being_read() {
+    let dir = temp_dir("big");
+    let path = dir.join("big.bloom");
+    let capacity = 1_700_000_000; // ~2.1 GB at 1%
+    let before = resident_bytes();
+    let t = Instant::now();
+    let f = BloomFilter::open_file(&path, capacity, 0.01).unwrap();
+    let created = t.elapsed();
+    assert!(f.memory_bytes() > 2_000_000_000);
+    for i in 0..1000u64 {
+        f.insert(&i);
+    }
+    drop(f);
+    let t = Instant::now();
+    let f = BloomFilter::open_file(&path, capacity, 0.01).unwrap();
+    let opened = t.elapsed();
+    assert!((0..1000u64).all(|i| f.contains(&i)));
+    let grown = resident_bytes().saturating_sub(before);
+    println!(
+        "2.1 GB file: created in {created:?}, reopened in {opened:?}, resident +{} MiB",
+        grown >> 20
+    );
+    assert!(grown < 256 << 20, "resident memory grew by {grown} bytes");
+    drop(f);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
