@@ -1,18 +1,25 @@
 //! `blockbloom dedup`: print each line the first time it is seen.
+//!
+//! Without `--state`, the filter lives in memory: a `BloomFilter` of `--capacity` lines, or,
+//! without `--capacity`, a `GrowableBloomFilter` that grows with the input at the rate
+//! `--fpr`. With `--state FILE`, the filter is the file (`BloomFilter::open_file`), shared
+//! with any other process using it, and a line is recorded there only once it has been
+//! *delivered* (see `output.rs`): until then it waits in `pending`, so that a closed pipe
+//! or a signal never records a line nobody read.
 
+use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::io::IsTerminal;
-use std::io::{self, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, IsTerminal, Read};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use blockbloom::BloomFilter;
+use blockbloom::{BloomFilter, GrowableBloomFilter};
 
-use crate::{write_err, Failure};
+use crate::output::Output;
+use crate::Failure;
 
 /// A line as a key: hashed exactly like a `str` with the same bytes (bytes, then 0xff), so a
 /// state file written here answers `filter.contains("line")` from Rust code.
@@ -22,6 +29,123 @@ impl Hash for Line<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write(self.0);
         state.write_u8(0xff);
+    }
+}
+
+/// A new `--state` file is sized for this many lines unless `--capacity` says otherwise.
+pub(crate) const DEFAULT_STATE_CAPACITY: u64 = 10_000_000;
+/// How long to wait at the end for the reader of a pipe to take the last lines (lines it
+/// has not taken by then are not recorded: the next run prints them again).
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// What `dedup` was asked to do.
+pub(crate) struct Options {
+    pub(crate) files: Vec<PathBuf>,
+    pub(crate) capacity: Option<u64>,
+    pub(crate) fpr: Option<f64>,
+    pub(crate) state: Option<PathBuf>,
+    pub(crate) threads: usize,
+    pub(crate) stats: bool,
+}
+
+/// Where "seen" lives.
+enum Seen {
+    /// In memory, fixed size.
+    Fixed(Box<BloomFilter>),
+    /// In memory, growing with the input.
+    Growing(Box<GrowableBloomFilter>),
+    /// A state file, and the lines printed but not yet delivered.
+    State(Box<State>),
+}
+
+struct State {
+    filter: BloomFilter,
+    path: PathBuf,
+    /// Lines printed by this run, not yet delivered (so not yet in the file).
+    pending: HashSet<Vec<u8>>,
+    /// Lines written but not yet delivered, with the output offset where each ends.
+    queue: VecDeque<(u64, Vec<u8>)>,
+    recorded: u64,
+}
+
+impl State {
+    /// Records every line the reader has taken completely.
+    fn record_delivered(&mut self, delivered: u64) {
+        while self.queue.front().is_some_and(|c| c.0 <= delivered) {
+            let (_, line) = self.queue.pop_front().expect("checked");
+            self.filter.insert(&Line(&line));
+            self.pending.remove(&line);
+            self.recorded += 1;
+        }
+    }
+}
+
+impl Seen {
+    fn open(o: &Options) -> Result<Seen, Failure> {
+        let Some(path) = &o.state else {
+            let fpr = o.fpr.unwrap_or(0.01);
+            return Ok(match o.capacity {
+                Some(c) => Seen::Fixed(Box::new(BloomFilter::with_capacity(c, fpr)?)),
+                None => Seen::Growing(Box::new(GrowableBloomFilter::new(100_000, fpr)?)),
+            });
+        };
+        let state_err = |e: blockbloom::Error| match e {
+            blockbloom::Error::Conflict { .. } => Failure::Usage(format!(
+                "state {}: {e}; omit --capacity and --fpr to use the state's own",
+                path.display()
+            )),
+            e => Failure::Io(format!("state {}: {e}", path.display())),
+        };
+        let filter = match (o.capacity, o.fpr) {
+            (None, None) => match BloomFilter::open_file_existing(path) {
+                Err(blockbloom::Error::Io {
+                    kind: io::ErrorKind::NotFound,
+                    ..
+                }) => BloomFilter::open_file(path, DEFAULT_STATE_CAPACITY, 0.01),
+                other => other,
+            },
+            (c, p) => {
+                BloomFilter::open_file(path, c.unwrap_or(DEFAULT_STATE_CAPACITY), p.unwrap_or(0.01))
+            }
+        }
+        .map_err(state_err)?;
+        Ok(Seen::State(Box::new(State {
+            filter,
+            path: path.clone(),
+            pending: HashSet::new(),
+            queue: VecDeque::new(),
+            recorded: 0,
+        })))
+    }
+
+    /// Whether `line` is new, deciding it as seen from now on (one thread).
+    fn first_time(&mut self, line: &[u8]) -> bool {
+        match self {
+            Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
+            Seen::Growing(g) => g.insert_if_absent(&Line(line)),
+            Seen::State(s) => !s.filter.contains(&Line(line)) && s.pending.insert(line.to_vec()),
+        }
+    }
+
+    /// The check that threads may run in parallel on lines routed to them: the whole
+    /// decision in memory; for a state file, only whether the file has the line (the
+    /// pending lines are checked afterwards, in input order, by [`first_time_after`]).
+    ///
+    /// [`first_time_after`]: Self::first_time_after
+    fn check_parallel(&self, line: &[u8]) -> bool {
+        match self {
+            Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
+            Seen::Growing(g) => g.insert_if_absent(&Line(line)),
+            Seen::State(s) => !s.filter.contains(&Line(line)),
+        }
+    }
+
+    /// The sequential part after [`check_parallel`](Self::check_parallel) said `passed`.
+    fn first_time_after(&mut self, line: &[u8], passed: bool) -> bool {
+        match self {
+            Seen::State(s) => passed && s.pending.insert(line.to_vec()),
+            _ => passed,
+        }
     }
 }
 
@@ -91,27 +215,40 @@ fn spawn_reader(files: Vec<PathBuf>) -> std::sync::mpsc::Receiver<Result<Vec<u8>
     rx
 }
 
-pub(crate) fn run(
-    files: &[PathBuf],
-    capacity: u64,
-    fpr: f64,
-    state: Option<&Path>,
-    threads: usize,
-    show_stats: bool,
-) -> Result<(), Failure> {
-    let start = Instant::now();
-    let filter = match state {
-        Some(p) if p.exists() => BloomFilter::load(p)
-            .map_err(|e| Failure::Io(format!("loading state {}: {e}", p.display())))?,
-        _ => BloomFilter::with_capacity(capacity, fpr)?,
-    };
-    let rx = spawn_reader(files.to_vec());
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = Arc::clone(&interrupted);
-        // If a handler cannot be installed (one already is), Ctrl-C keeps its default effect.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+/// Which signal stopped the run, if any (SIGINT, SIGTERM, SIGHUP).
+struct Signals(Vec<(i32, Arc<AtomicBool>)>);
+
+impl Signals {
+    fn install() -> Signals {
+        let mut v = Vec::new();
+        for sig in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            let flag = Arc::new(AtomicBool::new(false));
+            // If it cannot be installed, the signal keeps its default effect.
+            if signal_hook::flag::register(sig, Arc::clone(&flag)).is_ok() {
+                v.push((sig, flag));
+            }
+        }
+        Signals(v)
     }
+
+    fn caught(&self) -> Option<i32> {
+        self.0
+            .iter()
+            .find(|(_, f)| f.load(Ordering::SeqCst))
+            .map(|(s, _)| *s)
+    }
+}
+
+pub(crate) fn run(o: Options) -> Result<(), Failure> {
+    let start = Instant::now();
+    // The state is opened (or created) before any input is read: a bad path fails at once.
+    let mut seen = Seen::open(&o)?;
+    let signals = Signals::install();
+    let rx = spawn_reader(o.files.clone());
     let progress = io::stderr().is_terminal().then(|| {
         let p = indicatif::ProgressBar::new_spinner();
         p.set_style(
@@ -120,69 +257,174 @@ pub(crate) fn run(
         );
         p
     });
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut out = Output::new();
     let (mut lines, mut printed) = (0u64, 0u64);
-    loop {
-        if interrupted.load(Ordering::SeqCst) {
-            break;
+    let mut closed = false; // the output was closed by its reader
+    let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    let result = loop {
+        if signals.caught().is_some() {
+            break Ok(());
         }
         let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(c) => c.map_err(Failure::Io)?,
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => break Err(Failure::Io(e)),
             Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Disconnected) => break Ok(()),
         };
-        if threads == 1 {
-            let mut rest = &chunk[..];
-            while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
-                let line = &rest[..=nl];
-                rest = &rest[nl + 1..];
-                lines += 1;
-                if filter.insert_if_absent(&Line(&line[..nl])) {
-                    printed += 1;
-                    out.write_all(line).map_err(write_err)?;
+        let bounds = line_bounds(&chunk);
+        lines += bounds.len() as u64;
+        let keep = decide(&mut seen, &chunk, &bounds, o.threads);
+        buf.clear();
+        for (&(a, b), k) in bounds.iter().zip(keep) {
+            if k {
+                buf.extend_from_slice(&chunk[a..=b]);
+                printed += 1;
+                if let Seen::State(s) = &mut seen {
+                    let end = out.accepted + buf.len() as u64;
+                    s.queue.push_back((end, chunk[a..b].to_vec()));
                 }
             }
-        } else {
-            let (n, p) = dedup_chunk_parallel(&filter, &chunk, threads, &mut out)?;
-            lines += n;
-            printed += p;
+        }
+        if let Err(e) = out.write_all(&buf) {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                closed = true;
+                break Ok(());
+            }
+            break Err(Failure::Io(format!("writing output: {e}")));
+        }
+        if let Seen::State(s) = &mut seen {
+            s.record_delivered(out.delivered());
         }
         if let Some(p) = &progress {
             p.set_message(format!("{lines} lines read, {printed} printed"));
             p.tick();
         }
-    }
+    };
     if let Some(p) = progress {
         p.finish_and_clear();
     }
-    out.flush().map_err(write_err)?;
-    drop(out);
-    if let Some(p) = state {
-        filter
-            .save(p)
-            .map_err(|e| Failure::Io(format!("saving state {}: {e}", p.display())))?;
+    let mut warning = None;
+    if let Seen::State(s) = &mut seen {
+        let delivered = if closed || result.is_err() {
+            out.delivered()
+        } else {
+            out.settle(SETTLE)
+        };
+        s.record_delivered(delivered);
+        if s.filter.estimated_len() > s.filter.capacity() {
+            warning = Some(format!(
+                "state {} holds more lines than its capacity ({}): its false-positive rate is now \
+                 {:.4}% (target {}%); start a new state with a larger --capacity",
+                s.path.display(),
+                s.filter.capacity(),
+                100.0 * s.filter.estimated_fpr(),
+                100.0 * s.filter.target_fpr()
+            ));
+        }
     }
-    if show_stats {
-        let secs = start.elapsed().as_secs_f64();
-        eprintln!(
-            "lines {lines}, printed {printed}, repeats {}, filter {} bits ({:.1} MiB), k {}, capacity {}, \
-             estimated distinct {}, estimated fpr now {:.4}%, {:.2} s, {:.1} M lines/s",
-            lines - printed,
-            filter.num_bits(),
-            filter.memory_bytes() as f64 / 1048576.0,
-            filter.num_hashes(),
-            filter.capacity(),
-            filter.estimated_len(),
-            100.0 * filter.estimated_fpr(),
-            secs,
-            lines as f64 / secs.max(1e-9) / 1e6
-        );
+    if o.stats {
+        print_stats(&seen, lines, printed, start.elapsed().as_secs_f64());
     }
-    if interrupted.load(Ordering::SeqCst) {
-        return Err(Failure::Interrupted);
+    if let Some(w) = warning {
+        eprintln!("blockbloom: warning: {w}");
+    }
+    if let Seen::State(s) = seen {
+        let path = s.path.clone();
+        s.filter
+            .close()
+            .map_err(|e| Failure::Io(format!("closing state {}: {e}", path.display())))?;
+    }
+    result?;
+    if let Some(sig) = signals.caught() {
+        return Err(Failure::Signal(sig));
     }
     Ok(())
+}
+
+fn print_stats(seen: &Seen, lines: u64, printed: u64, secs: f64) {
+    let (what, bits, bytes, fpr) = match seen {
+        Seen::Fixed(f) => ("filter", f.num_bits(), f.memory_bytes(), f.estimated_fpr()),
+        Seen::State(s) => (
+            "state file",
+            s.filter.num_bits(),
+            s.filter.memory_bytes(),
+            s.filter.estimated_fpr(),
+        ),
+        Seen::Growing(g) => ("growable filter", 0, g.memory_bytes(), g.estimated_fpr()),
+    };
+    let recorded = match seen {
+        Seen::State(s) => format!(", recorded in the state {}", s.recorded),
+        _ => String::new(),
+    };
+    eprintln!(
+        "lines {lines}, printed {printed}{recorded}, repeats {}, {what} {bits} bits ({:.1} MiB), \
+         estimated fpr now {:.4}%, {secs:.2} s, {:.1} M lines/s",
+        lines - printed,
+        bytes as f64 / 1048576.0,
+        100.0 * fpr,
+        lines as f64 / secs.max(1e-9) / 1e6
+    );
+}
+
+/// (start, end) of each line of `chunk`, the newline excluded.
+fn line_bounds(chunk: &[u8]) -> Vec<(usize, usize)> {
+    let mut bounds = Vec::with_capacity(chunk.len() / 48);
+    let mut start = 0;
+    for nl in memchr_iter(chunk) {
+        bounds.push((start, nl));
+        start = nl + 1;
+    }
+    bounds
+}
+
+fn memchr_iter(chunk: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    chunk
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &b)| (b == b'\n').then_some(i))
+}
+
+/// Which lines of the chunk are printed: with one thread in input order; with several,
+/// each thread checks, in input order, the lines routed to it (so all copies of a line are
+/// checked by one thread and the first one wins), then the rest of the decision runs in
+/// input order.
+fn decide(seen: &mut Seen, chunk: &[u8], bounds: &[(usize, usize)], threads: usize) -> Vec<bool> {
+    if threads == 1 {
+        return bounds
+            .iter()
+            .map(|&(a, b)| seen.first_time(&chunk[a..b]))
+            .collect();
+    }
+    let mut passed = vec![false; bounds.len()];
+    {
+        let shared: &Seen = seen;
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || {
+                        let mut yes = Vec::new();
+                        for (i, &(a, b)) in bounds.iter().enumerate() {
+                            let line = &chunk[a..b];
+                            if route(line, threads) == t && shared.check_parallel(line) {
+                                yes.push(i);
+                            }
+                        }
+                        yes
+                    })
+                })
+                .collect();
+            for w in workers {
+                for i in w.join().expect("worker panicked") {
+                    passed[i] = true;
+                }
+            }
+        });
+    }
+    bounds
+        .iter()
+        .zip(passed)
+        .map(|(&(a, b), p)| seen.first_time_after(&chunk[a..b], p))
+        .collect()
 }
 
 /// Routes a line to a thread: a cheap function of its length and last 16 bytes (where URLs
@@ -196,54 +438,4 @@ fn route(line: &[u8], threads: usize) -> usize {
         h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     }
     (((h >> 32) * threads as u64) >> 32) as usize
-}
-
-/// One chunk (whole lines) with `threads` threads: thread `t` checks, in input order, the
-/// lines routed to it, so all copies of a line are checked by one thread and the first
-/// one wins; then the kept lines are written in input order.
-fn dedup_chunk_parallel(
-    filter: &BloomFilter,
-    chunk: &[u8],
-    threads: usize,
-    out: &mut impl Write,
-) -> Result<(u64, u64), Failure> {
-    let mut bounds = Vec::new(); // (start, end) of each line, newline excluded
-    let mut start = 0;
-    for (i, &b) in chunk.iter().enumerate() {
-        if b == b'\n' {
-            bounds.push((start, i));
-            start = i + 1;
-        }
-    }
-    let mut keep = vec![false; bounds.len()];
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let bounds = &bounds;
-                s.spawn(move || {
-                    let mut kept = Vec::new();
-                    for (i, &(a, b)) in bounds.iter().enumerate() {
-                        let line = &chunk[a..b];
-                        if route(line, threads) == t && filter.insert_if_absent(&Line(line)) {
-                            kept.push(i);
-                        }
-                    }
-                    kept
-                })
-            })
-            .collect();
-        for w in workers {
-            for i in w.join().expect("worker panicked") {
-                keep[i] = true;
-            }
-        }
-    });
-    let mut printed = 0;
-    for (&(a, b), k) in bounds.iter().zip(keep) {
-        if k {
-            printed += 1;
-            out.write_all(&chunk[a..=b]).map_err(write_err)?;
-        }
-    }
-    Ok((bounds.len() as u64, printed))
 }

@@ -8,6 +8,7 @@
 mod calc;
 mod dedup;
 mod merge;
+mod output;
 mod stats;
 
 use std::io;
@@ -37,15 +38,18 @@ enum Cmd {
     Dedup {
         /// Input files, read in order (default: standard input; `-` is standard input).
         files: Vec<PathBuf>,
-        /// Distinct lines to size the filter for (accepts 1e8, 100M, 2G, 500k).
-        #[arg(long, default_value = "100M", value_parser = parse_count)]
-        capacity: u64,
-        /// False-positive rate at capacity, in (0, 1).
-        #[arg(long, default_value = "0.01", value_parser = parse_fpr)]
-        fpr: f64,
-        /// Snapshot file: loaded if it exists (its size and rate win over --capacity/--fpr),
-        /// saved atomically at the end, so repeated runs print only never-seen lines. Not
-        /// updated when the output pipe closes early (better a repeat than a lost line).
+        /// Distinct lines to size the filter for (accepts 1e8, 100M, 2G, 500k). Without it
+        /// the filter grows with the input, keeping --fpr (a new --state file: 10M lines).
+        #[arg(long, value_parser = parse_count)]
+        capacity: Option<u64>,
+        /// False-positive rate at capacity, in (0, 1) (default 0.01).
+        #[arg(long, value_parser = parse_fpr)]
+        fpr: Option<f64>,
+        /// State file shared across runs and by concurrent runs: a file-backed filter,
+        /// created if missing, so repeated runs print only never-seen lines. A line is
+        /// recorded once the next program has taken it from the output (lines left in a
+        /// pipe when its reader exits are not). An existing state keeps its own size:
+        /// --capacity/--fpr must then match it or be omitted.
         #[arg(long)]
         state: Option<PathBuf>,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a
@@ -55,9 +59,9 @@ enum Cmd {
         threads: u8,
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
         ///
-        /// (A progress line is shown on stderr whenever stderr is a terminal. Ctrl-C stops
-        /// reading, flushes what was printed and, with --state, saves the state, then exits
-        /// with status 130.)
+        /// (A progress line is shown on stderr whenever stderr is a terminal. SIGINT
+        /// (Ctrl-C), SIGTERM and SIGHUP stop reading; the lines delivered so far are
+        /// recorded in --state; the exit status is 128 + the signal's number.)
         #[arg(long)]
         stats: bool,
     },
@@ -127,7 +131,8 @@ pub(crate) enum Failure {
     Usage(String),
     Io(String),
     BrokenPipe,
-    Interrupted,
+    /// Stopped by this signal (exit status 128 + it).
+    Signal(i32),
 }
 
 impl From<blockbloom::Error> for Failure {
@@ -162,14 +167,14 @@ fn main() -> ExitCode {
             state,
             threads,
             stats,
-        } => dedup::run(
-            &files,
+        } => dedup::run(dedup::Options {
+            files,
             capacity,
             fpr,
-            state.as_deref(),
-            threads as usize,
+            state,
+            threads: threads as usize,
             stats,
-        ),
+        }),
         Cmd::Calc {
             capacity,
             fpr,
@@ -181,9 +186,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
-        Err(Failure::Interrupted) => {
-            eprintln!("blockbloom: interrupted");
-            ExitCode::from(130)
+        Err(Failure::Signal(sig)) => {
+            eprintln!("blockbloom: stopped by signal {sig}");
+            ExitCode::from(128 + sig as u8)
         }
         Err(Failure::Usage(m)) => {
             eprintln!("blockbloom: {m}");

@@ -337,3 +337,232 @@ fn interrupt_saves_state() {
     assert!(again.stdout.is_empty(), "state was not saved on Ctrl-C");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn lines_of(range: std::ops::Range<u64>) -> String {
+    range.map(|i| url(i) + "\n").collect()
+}
+
+fn state_args<'a>(state: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["dedup", "--state", state];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// An existing state keeps its size: other --capacity/--fpr are a usage error (exit 1)
+/// before any input is read, the state's own are fine, and omitting them uses the state's.
+#[test]
+fn state_parameters_must_match_or_be_omitted() {
+    let dir = temp_dir("params");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let first = lines_of(0..100);
+    let out = run(
+        &state_args(state, &["--capacity", "100", "--fpr", "0.1"]),
+        first.as_bytes(),
+    );
+    assert!(out.status.success());
+    let more = lines_of(100..300);
+    let out = run(
+        &state_args(state, &["--capacity", "1e7", "--fpr", "0.0001"]),
+        more.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "input was processed despite the conflict"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("capacity") && err.contains("omit"), "{err}");
+    let same = run(
+        &state_args(state, &["--capacity", "100", "--fpr", "0.1"]),
+        more.as_bytes(),
+    );
+    assert!(same.status.success());
+    let omitted = run(&state_args(state, &[]), lines_of(0..300).as_bytes());
+    assert!(omitted.status.success());
+    assert!(omitted.stdout.len() < 300 * 20, "state answered nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A state used past its capacity says so, with its current rate.
+#[test]
+fn a_full_state_warns() {
+    let dir = temp_dir("full");
+    let state = dir.join("s.bloom");
+    let out = run(
+        &state_args(state.to_str().unwrap(), &["--capacity", "1000"]),
+        lines_of(0..5000).as_bytes(),
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning") && err.contains("false-positive rate"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A state path that cannot be used fails at once (exit 2), before reading any input.
+#[test]
+fn a_bad_state_path_fails_before_reading() {
+    let dir = temp_dir("badpath");
+    for state in [
+        dir.join("no/such/dir/s.bloom"),
+        PathBuf::from("/proc/blockbloom.bloom"),
+    ] {
+        let mut child = bin()
+            .args(["dedup", "--state", state.to_str().unwrap()])
+            .stdin(Stdio::piped()) // kept open: the tool must not wait for it
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(std::time::Instant::now() < deadline, "waited for input");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(2), "{}", state.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two runs sharing one state at once lose nothing: every line is printed by one of them,
+/// and the state has all of them afterwards.
+#[test]
+fn concurrent_runs_share_a_state() {
+    let dir = temp_dir("shared");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    // created first, so both runs open the same file
+    run(
+        &state_args(state, &["--capacity", "1M", "--fpr", "1e-5"]),
+        b"",
+    );
+    let a = lines_of(0..150_000);
+    let b = lines_of(100_000..250_000); // 50,000 lines in common
+    let (ra, rb) = std::thread::scope(|s| {
+        let ta = s.spawn(|| run(&state_args(state, &[]), a.as_bytes()));
+        let tb = s.spawn(|| run(&state_args(state, &[]), b.as_bytes()));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    assert!(ra.status.success() && rb.status.success());
+    let printed: HashSet<&[u8]> = ra
+        .stdout
+        .split_inclusive(|&c| c == b'\n')
+        .chain(rb.stdout.split_inclusive(|&c| c == b'\n'))
+        .collect();
+    let all = lines_of(0..250_000);
+    let missing = all
+        .as_bytes()
+        .split_inclusive(|&c| c == b'\n')
+        .filter(|l| !printed.contains(l))
+        .count();
+    assert!(
+        missing <= 25,
+        "{missing} lines printed by neither run (fpr 1e-5)"
+    );
+    let again = run(&state_args(state, &[]), all.as_bytes());
+    assert!(again.stdout.is_empty(), "the state lost lines");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `| head -1`: lines the reader never took from the pipe are not recorded, so the next run
+/// prints them; the line head printed is recorded.
+#[cfg(unix)]
+#[test]
+fn head_records_only_what_it_read() {
+    let dir = temp_dir("head");
+    let state = dir.join("s.bloom");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, lines_of(0..1000)).unwrap();
+    let cmd = format!(
+        "{} dedup --state {} < {} | head -1",
+        env!("CARGO_BIN_EXE_blockbloom"),
+        state.display(),
+        input.display()
+    );
+    let first = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    assert!(first.status.success());
+    assert_eq!(first.stdout, (url(0) + "\n").as_bytes());
+    let again = run(
+        &state_args(state.to_str().unwrap(), &[]),
+        &std::fs::read(&input).unwrap(),
+    );
+    assert!(again.status.success());
+    let n = again
+        .stdout
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    // head takes one buffer (a few KiB) from the pipe; the rest was never read.
+    assert!(n >= 500, "only {n} of the 999 unread lines printed again");
+    assert!(!again.stdout.starts_with(first.stdout.as_slice()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SIGTERM and SIGHUP, as SIGINT: exit 128 + the signal, what was delivered is recorded,
+/// and no temporary file is left next to the state.
+#[cfg(unix)]
+#[test]
+fn signals_record_what_was_delivered() {
+    for (sig, code) in [("TERM", 143), ("HUP", 129)] {
+        let dir = temp_dir(&format!("sig{sig}"));
+        let state = dir.join("seen.bloom");
+        let mut child = bin()
+            .args(["dedup", "--state", state.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let batch = lines_of(0..1000);
+        stdin.write_all(batch.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut got = vec![0u8; batch.len()];
+        stdout.read_exact(&mut got).unwrap(); // the output was taken
+        let status = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert_eq!(out.status.code(), Some(code), "{sig}");
+        let again = run(&state_args(state.to_str().unwrap(), &[]), batch.as_bytes());
+        assert!(
+            again.stdout.is_empty(),
+            "{sig}: delivered lines not recorded"
+        );
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["seen.bloom"], "{sig}: files left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Without --capacity the filter grows with the input and keeps the rate.
+#[test]
+fn without_capacity_the_filter_grows() {
+    let input = lines_of(0..300_000);
+    let out = run(&["dedup", "--fpr", "0.001", "--stats"], input.as_bytes());
+    assert!(out.status.success());
+    let n = out
+        .stdout
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    assert!(
+        n >= 299_400,
+        "{n} of 300,000 distinct lines printed at 0.1%"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("growable"), "{err}");
+}

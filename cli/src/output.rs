@@ -1,0 +1,95 @@
+//! Standard output, and how much of it the next program has read.
+//!
+//! A line counts as delivered once the program reading our output has taken it: for a
+//! file or a terminal, once `write` accepted it; for a pipe, once it has left the pipe's
+//! buffer — the bytes still in the buffer (`FIONREAD`) are not delivered, and if the reader
+//! exits (`| head`) they never will be. `--state` records delivered lines only.
+#![allow(unsafe_code)] // two ioctl/poll calls on our own standard output; SAFETY notes below
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileTypeExt;
+
+/// Standard output with a count of the bytes it accepted.
+pub(crate) struct Output {
+    out: io::StdoutLock<'static>,
+    /// Bytes `write` accepted so far.
+    pub(crate) accepted: u64,
+    /// Standard output is a pipe (else: write = delivered).
+    pipe: Option<File>,
+}
+
+impl Output {
+    pub(crate) fn new() -> Output {
+        let out = io::stdout().lock();
+        let pipe = out
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(File::from)
+            .filter(|f| f.metadata().is_ok_and(|m| m.file_type().is_fifo()));
+        Output {
+            out,
+            accepted: 0,
+            pipe,
+        }
+    }
+
+    /// Writes all of `buf`, counting what was accepted even when a write fails.
+    pub(crate) fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.out.write(buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.accepted += n as u64;
+                    buf = &buf[n..];
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.out.flush()
+    }
+
+    /// Bytes the reader has taken so far (a lower bound if it cannot be known).
+    pub(crate) fn delivered(&self) -> u64 {
+        match &self.pipe {
+            None => self.accepted,
+            Some(p) => self.accepted.saturating_sub(unread(p).unwrap_or(u64::MAX)),
+        }
+    }
+
+    /// Waits up to `patience` for a pipe's reader to take everything or go away; returns
+    /// the bytes delivered.
+    pub(crate) fn settle(&self, patience: std::time::Duration) -> u64 {
+        if let Some(p) = &self.pipe {
+            let until = std::time::Instant::now() + patience;
+            while unread(p) != Some(0) && !reader_gone(p) && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        self.delivered()
+    }
+}
+
+/// Bytes written to pipe `p` that its reader has not taken yet.
+fn unread(p: &File) -> Option<u64> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD on a pipe's file descriptor writes one `c_int` through the pointer,
+    // which points to a live local; the descriptor is ours for the call.
+    let r = unsafe { libc::ioctl(p.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0 && n >= 0).then_some(n as u64)
+}
+
+/// Whether pipe `p` has no reader any more (`poll` reports an error condition).
+fn reader_gone(p: &File) -> bool {
+    let mut fds = libc::pollfd {
+        fd: p.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd` for a descriptor we own, timeout 0 (no blocking).
+    let r = unsafe { libc::poll(&mut fds, 1, 0) };
+    r > 0 && fds.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
