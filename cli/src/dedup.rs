@@ -203,7 +203,7 @@ fn spawn_reader(files: Vec<PathBuf>) -> std::sync::mpsc::Receiver<Result<Vec<u8>
                     }
                     break;
                 }
-                if let Some(last_nl) = pending[start..].iter().rposition(|&b| b == b'\n') {
+                if let Some(last_nl) = memchr::memrchr(b'\n', &pending[start..]) {
                     let rest = pending.split_off(start + last_nl + 1);
                     if tx.send(Ok(std::mem::replace(&mut pending, rest))).is_err() {
                         return;
@@ -370,18 +370,11 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, secs: f64) {
 fn line_bounds(chunk: &[u8]) -> Vec<(usize, usize)> {
     let mut bounds = Vec::with_capacity(chunk.len() / 48);
     let mut start = 0;
-    for nl in memchr_iter(chunk) {
+    for nl in memchr::memchr_iter(b'\n', chunk) {
         bounds.push((start, nl));
         start = nl + 1;
     }
     bounds
-}
-
-fn memchr_iter(chunk: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    chunk
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &b)| (b == b'\n').then_some(i))
 }
 
 /// Which lines of the chunk are printed: with one thread in input order; with several,

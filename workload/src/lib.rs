@@ -262,6 +262,29 @@ pub fn dup_stream(len: usize, dup_fraction: f64, seed: u64) -> (Vec<u64>, u64) {
     (out, next)
 }
 
+/// The link stream of a crawl, in the order a crawler extracts links: `len` links, about
+/// `new_fraction` of them never seen before (new ids `0, 1, 2, …` in order). Like a site's
+/// pages, most links are repeats of a few navigation links (half of the repeats go to the
+/// first 200 ids, skewed towards the very first), the rest of links to earlier pages
+/// (uniform). Returns the stream and the number of distinct ids.
+pub fn crawl_stream(len: usize, new_fraction: f64, seed: u64) -> (Vec<u64>, u64) {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Vec::with_capacity(len);
+    let mut next = 0u64;
+    for _ in 0..len {
+        if next == 0 || rng.next_f64() < new_fraction {
+            out.push(next);
+            next += 1;
+        } else if rng.next_f64() < 0.5 {
+            let x = rng.next_f64();
+            out.push(((x * x * 200.0) as u64).min(next - 1)); // navigation
+        } else {
+            out.push(rng.below(next)); // a link to an earlier page
+        }
+    }
+    (out, next)
+}
+
 /// This process's resident set size in bytes (Linux: from `/proc/self/statm`).
 #[cfg(target_os = "linux")]
 pub fn resident_bytes() -> u64 {

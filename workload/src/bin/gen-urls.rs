@@ -1,7 +1,9 @@
 //! Writes a crawl-order stream of synthetic URLs, one per line, to stdout.
 //!
-//! `gen-urls [LINES] [DUP_FRACTION] [SEED]` (defaults: 10000000 0.4 42: about 6.0 million
-//! distinct URLs of ~68 bytes).
+//! `gen-urls [LINES] [DUP_FRACTION] [SEED] [crawl]` (defaults: 10000000 0.4 42: about 6.0
+//! million distinct URLs of ~68 bytes). With `crawl`, the stream of
+//! `blockbloom_workload::crawl_stream` (a crawl's links: mostly navigation repeats) with
+//! `1 - DUP_FRACTION` new links.
 
 use std::io::{BufWriter, Write};
 
@@ -16,7 +18,11 @@ fn main() {
     let seed: u64 = args
         .next()
         .map_or(42, |s| s.parse().expect("SEED: a number"));
-    let (ids, _) = blockbloom_workload::dup_stream(lines, dup, seed);
+    let (ids, _) = if args.next().as_deref() == Some("crawl") {
+        blockbloom_workload::crawl_stream(lines, 1.0 - dup, seed)
+    } else {
+        blockbloom_workload::dup_stream(lines, dup, seed)
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     let mut buf = String::new();
