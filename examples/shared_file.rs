@@ -22,9 +22,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let seed: u64 = args.next().expect("seed").parse()?;
         return worker(&path, seed);
     }
-    let dir = args.next().map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("bb-shared-file-{}", std::process::id()))
-    });
+    let dir = args
+        .next()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("bb-shared-file-{}", std::process::id()))
+        });
     std::fs::create_dir_all(&dir)?;
     let big = dir.join("big.bloom");
     let _ = std::fs::remove_file(&big);
@@ -41,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let t = Instant::now();
     f.close()?;
-    println!("insert 10^6 URLs, close (flush + checksum): {:.0} ms", ms(t));
+    println!(
+        "insert 10^6 URLs, close (flush + checksum): {:.0} ms",
+        ms(t)
+    );
     let t = Instant::now();
     let f = BloomFilter::open_file_existing(&big)?;
     let opened = ms(t);
@@ -61,7 +67,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let keys: Vec<String> = ids.iter().map(|&i| url(i)).collect();
     let mem = BloomFilter::with_capacity(2 * LINKS as u64, 0.01)?;
     let t = Instant::now();
-    let new = keys.iter().filter(|k| mem.insert_if_absent(k.as_str())).count();
+    let new = keys
+        .iter()
+        .filter(|k| mem.insert_if_absent(k.as_str()))
+        .count();
     println!(
         "in memory, 1 thread: {new} new of {LINKS}, {:.1} ns per call",
         t.elapsed().as_secs_f64() * 1e9 / LINKS as f64
@@ -115,7 +124,10 @@ fn worker(path: &str, seed: u64) -> Result<(), Box<dyn std::error::Error>> {
         std::thread::yield_now();
     }
     let t = Instant::now();
-    let new = keys.iter().filter(|k| f.insert_if_absent(k.as_str())).count();
+    let new = keys
+        .iter()
+        .filter(|k| f.insert_if_absent(k.as_str()))
+        .count();
     let line = format!(
         "  worker {seed}: {new} new of {LINKS}, {:.1} ns per call\n",
         t.elapsed().as_secs_f64() * 1e9 / LINKS as f64

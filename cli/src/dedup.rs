@@ -151,10 +151,30 @@ impl Seen {
 
 const CHUNK: usize = 1 << 20;
 
+/// A chunk of input: `buf[..len]` is whole lines, each ending with `\n`.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 /// Reads `files` (or stdin) on a separate thread and hands over chunks that end on a line
-/// boundary; a last line without newline gets one. Reading and hashing thus overlap.
-fn spawn_reader(files: Vec<PathBuf>) -> std::sync::mpsc::Receiver<Result<Vec<u8>, String>> {
-    let (tx, rx) = sync_channel::<Result<Vec<u8>, String>>(4);
+/// boundary; a last line without newline gets one. Reading and hashing thus overlap. The
+/// main thread hands used buffers back through `free`, so that steady state allocates and
+/// zeroes nothing (a fresh megabyte per chunk cost page faults and clearing).
+fn spawn_reader(
+    files: Vec<PathBuf>,
+) -> (
+    std::sync::mpsc::Receiver<Result<Chunk, String>>,
+    std::sync::mpsc::SyncSender<Vec<u8>>,
+) {
+    let (tx, rx) = sync_channel::<Result<Chunk, String>>(4);
+    let (free_tx, free_rx) = sync_channel::<Vec<u8>>(8);
     std::thread::spawn(move || {
         let inputs: Vec<Option<PathBuf>> = if files.is_empty() {
             vec![None]
@@ -164,6 +184,7 @@ fn spawn_reader(files: Vec<PathBuf>) -> std::sync::mpsc::Receiver<Result<Vec<u8>
                 .map(|f| (f.as_os_str() != "-").then_some(f))
                 .collect()
         };
+        let fresh = || free_rx.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
         for input in inputs {
             let name = input
                 .as_ref()
@@ -178,41 +199,56 @@ fn spawn_reader(files: Vec<PathBuf>) -> std::sync::mpsc::Receiver<Result<Vec<u8>
                     }
                 },
             };
-            let mut pending: Vec<u8> = Vec::with_capacity(CHUNK);
+            // `buf[..filled]` holds input not handed over yet (the start of a line at most).
+            let (mut buf, mut filled) = (fresh(), 0usize);
             loop {
-                let start = pending.len();
-                pending.resize(start + CHUNK, 0);
-                let n = match reader.read(&mut pending[start..]) {
+                if filled == buf.len() {
+                    buf.resize(buf.len() * 2, 0); // a line longer than the buffer
+                }
+                let n = match reader.read(&mut buf[filled..]) {
                     Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                        pending.truncate(start);
-                        continue;
-                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => {
                         let _ = tx.send(Err(format!("{name}: {e}")));
                         return;
                     }
                 };
-                pending.truncate(start + n);
                 if n == 0 {
-                    if !pending.is_empty() {
-                        pending.push(b'\n');
-                        if tx.send(Ok(std::mem::take(&mut pending))).is_err() {
+                    if filled > 0 {
+                        if filled == buf.len() {
+                            buf.push(0);
+                        }
+                        buf[filled] = b'\n';
+                        let chunk = Chunk {
+                            buf,
+                            len: filled + 1,
+                        };
+                        if tx.send(Ok(chunk)).is_err() {
                             return;
                         }
                     }
                     break;
                 }
-                if let Some(last_nl) = memchr::memrchr(b'\n', &pending[start..]) {
-                    let rest = pending.split_off(start + last_nl + 1);
-                    if tx.send(Ok(std::mem::replace(&mut pending, rest))).is_err() {
+                let start = filled;
+                filled += n;
+                if let Some(last_nl) = memchr::memrchr(b'\n', &buf[start..filled]) {
+                    let end = start + last_nl + 1;
+                    let mut next = fresh();
+                    let rest = filled - end;
+                    if next.len() < rest.max(CHUNK) {
+                        next.resize(rest.max(CHUNK), 0);
+                    }
+                    next[..rest].copy_from_slice(&buf[end..filled]);
+                    let chunk = Chunk { buf, len: end };
+                    if tx.send(Ok(chunk)).is_err() {
                         return;
                     }
+                    (buf, filled) = (next, rest);
                 }
             }
         }
     });
-    rx
+    (rx, free_tx)
 }
 
 /// Which signal stopped the run, if any (SIGINT, SIGTERM, SIGHUP).
@@ -248,7 +284,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
     // The state is opened (or created) before any input is read: a bad path fails at once.
     let mut seen = Seen::open(&o)?;
     let signals = Signals::install();
-    let rx = spawn_reader(o.files.clone());
+    let (rx, free) = spawn_reader(o.files.clone());
     let progress = io::stderr().is_terminal().then(|| {
         let p = indicatif::ProgressBar::new_spinner();
         p.set_style(
@@ -261,6 +297,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
     let (mut lines, mut printed) = (0u64, 0u64);
     let mut closed = false; // the output was closed by its reader
     let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+    let (mut bounds, mut keep) = (Vec::new(), Vec::new());
     let result = loop {
         if signals.caught().is_some() {
             break Ok(());
@@ -271,17 +308,18 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break Ok(()),
         };
-        let bounds = line_bounds(&chunk);
+        let data = chunk.bytes();
+        line_bounds(data, &mut bounds);
         lines += bounds.len() as u64;
-        let keep = decide(&mut seen, &chunk, &bounds, o.threads);
+        decide(&mut seen, data, &bounds, o.threads, &mut keep);
         buf.clear();
-        for (&(a, b), k) in bounds.iter().zip(keep) {
+        for (&(a, b), &k) in bounds.iter().zip(&keep) {
             if k {
-                buf.extend_from_slice(&chunk[a..=b]);
+                buf.extend_from_slice(&data[a..=b]);
                 printed += 1;
                 if let Seen::State(s) = &mut seen {
                     let end = out.accepted + buf.len() as u64;
-                    s.queue.push_back((end, chunk[a..b].to_vec()));
+                    s.queue.push_back((end, data[a..b].to_vec()));
                 }
             }
         }
@@ -292,6 +330,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             }
             break Err(Failure::Io(format!("writing output: {e}")));
         }
+        let _ = free.try_send(chunk.buf); // reused by the reader
         if let Seen::State(s) = &mut seen {
             s.record_delivered(out.delivered());
         }
@@ -366,27 +405,31 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, secs: f64) {
     );
 }
 
-/// (start, end) of each line of `chunk`, the newline excluded.
-fn line_bounds(chunk: &[u8]) -> Vec<(usize, usize)> {
-    let mut bounds = Vec::with_capacity(chunk.len() / 48);
+/// (start, end) of each line of `chunk`, the newline excluded, into `bounds`.
+fn line_bounds(chunk: &[u8], bounds: &mut Vec<(usize, usize)>) {
+    bounds.clear();
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', chunk) {
         bounds.push((start, nl));
         start = nl + 1;
     }
-    bounds
 }
 
 /// Which lines of the chunk are printed: with one thread in input order; with several,
 /// each thread checks, in input order, the lines routed to it (so all copies of a line are
 /// checked by one thread and the first one wins), then the rest of the decision runs in
 /// input order.
-fn decide(seen: &mut Seen, chunk: &[u8], bounds: &[(usize, usize)], threads: usize) -> Vec<bool> {
+fn decide(
+    seen: &mut Seen,
+    chunk: &[u8],
+    bounds: &[(usize, usize)],
+    threads: usize,
+    keep: &mut Vec<bool>,
+) {
+    keep.clear();
     if threads == 1 {
-        return bounds
-            .iter()
-            .map(|&(a, b)| seen.first_time(&chunk[a..b]))
-            .collect();
+        keep.extend(bounds.iter().map(|&(a, b)| seen.first_time(&chunk[a..b])));
+        return;
     }
     let mut passed = vec![false; bounds.len()];
     {
@@ -413,11 +456,12 @@ fn decide(seen: &mut Seen, chunk: &[u8], bounds: &[(usize, usize)], threads: usi
             }
         });
     }
-    bounds
-        .iter()
-        .zip(passed)
-        .map(|(&(a, b), p)| seen.first_time_after(&chunk[a..b], p))
-        .collect()
+    keep.extend(
+        bounds
+            .iter()
+            .zip(passed)
+            .map(|(&(a, b), p)| seen.first_time_after(&chunk[a..b], p)),
+    );
 }
 
 /// Routes a line to a thread: a cheap function of its length and last 16 bytes (where URLs

@@ -566,3 +566,13 @@ fn without_capacity_the_filter_grows() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("growable"), "{err}");
 }
+
+/// Lines longer than the reader's buffer, and a last line without a newline.
+#[test]
+fn long_lines_and_a_missing_last_newline() {
+    let long = "x".repeat(3 << 20);
+    let input = format!("{long}\na\n{long}\nb\n{long}");
+    let out = run(&["dedup"], input.as_bytes());
+    assert!(out.status.success());
+    assert_eq!(out.stdout, format!("{long}\na\nb\n").as_bytes());
+}
