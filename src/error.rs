@@ -64,6 +64,11 @@ pub enum Error {
     },
     /// A snapshot header field is out of range, or the file is longer than its header says.
     InvalidSnapshot(&'static str),
+    /// The file is open in a file-backed filter (or its last user did not close it), so its
+    /// checksum is not current: open it with
+    /// [`BloomFilter::open_file_existing`](crate::BloomFilter::open_file_existing) instead of
+    /// loading it as a snapshot.
+    InUse,
     /// A file-backed filter's file holds a filter with other parameters than those asked for
     /// (see [`BloomFilter::open_file`](crate::BloomFilter::open_file)).
     Conflict {
@@ -130,6 +135,10 @@ impl fmt::Display for Error {
                 "snapshot checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt"
             ),
             Error::InvalidSnapshot(why) => write!(f, "invalid snapshot: {why}"),
+            Error::InUse => f.write_str(
+                "the file is in use by a file-backed filter, or its last user did not close it: \
+                 open it with BloomFilter::open_file_existing",
+            ),
             Error::Conflict {
                 what,
                 file,

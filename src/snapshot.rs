@@ -169,10 +169,7 @@ pub(crate) fn read_snapshot<R: Read>(
         .map_err(|e| Error::io(&e, "reading snapshot"))?;
     let (h, flags) = Header::decode(&header, magic)?;
     if flags & IN_USE != 0 {
-        return Err(Error::InvalidSnapshot(
-            "the file is in use by a file-backed filter, or its last user did not close it: \
-             open it with BloomFilter::open_file_existing",
-        ));
+        return Err(Error::InUse);
     }
     if flags != 0 {
         return Err(Error::InvalidSnapshot("reserved header field is not zero"));

@@ -8,7 +8,13 @@ use blockbloom::BloomFilter;
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(file: &Path) -> Result<(), Failure> {
-    let f = BloomFilter::load(file).map_err(|e| Failure::Io(format!("{}: {e}", file.display())))?;
+    // A state in use by a `dedup` (or one whose last user was killed) is no valid snapshot
+    // until closed: read it as the file-backed filter it is (closing it then seals it).
+    let f = match BloomFilter::load(file) {
+        Err(blockbloom::Error::InUse) => BloomFilter::open_file_existing(file),
+        other => other,
+    }
+    .map_err(|e| Failure::Io(format!("{}: {e}", file.display())))?;
     let ones = f.count_ones();
     let s = format!(
         "file {}\nbits {} ({} blocks of 512), hashes {}, memory {}\ncapacity {}, target fpr {}\n\

@@ -576,3 +576,28 @@ fn long_lines_and_a_missing_last_newline() {
     assert!(out.status.success());
     assert_eq!(out.stdout, format!("{long}\na\nb\n").as_bytes());
 }
+
+/// `stats` reads a state whose last user was killed (still flagged in use).
+#[cfg(unix)]
+#[test]
+fn stats_reads_a_state_left_in_use() {
+    let dir = temp_dir("inuse");
+    let state = dir.join("s.bloom");
+    let mut child = bin()
+        .args(["dedup", "--state", state.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.as_mut().unwrap().write_all(b"a\nb\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap(); // SIGKILL: the state stays flagged in use
+    child.wait().unwrap();
+    let s = bin()
+        .args(["stats", state.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    assert!(String::from_utf8_lossy(&s.stdout).contains("capacity 10000000"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
