@@ -132,8 +132,8 @@ fn each_header_check_has_its_error() {
         ("k = 33", |b| {
             b[40..44].copy_from_slice(&33u32.to_le_bytes())
         }),
-        ("reserved", |b| {
-            b[44..48].copy_from_slice(&1u32.to_le_bytes())
+        ("unknown flag", |b| {
+            b[44..48].copy_from_slice(&2u32.to_le_bytes())
         }),
         ("capacity 0", |b| {
             b[48..56].copy_from_slice(&0u64.to_le_bytes())
@@ -143,6 +143,11 @@ fn each_header_check_has_its_error() {
         let e = with_header(edit);
         assert!(matches!(e, Err(Error::InvalidSnapshot(_))), "{what}: {e:?}");
     }
+    // The in-use flag of a file-backed filter's file: its checksum is not current.
+    assert_eq!(
+        with_header(|b| b[44..48].copy_from_slice(&1u32.to_le_bytes())).unwrap_err(),
+        Error::InUse
+    );
     for fpr in [0.0f64, 1.0, f64::NAN, -0.5] {
         let e = with_header(|b| b[56..64].copy_from_slice(&fpr.to_bits().to_le_bytes()));
         assert!(matches!(e, Err(Error::InvalidSnapshot(_))), "{fpr}: {e:?}");
