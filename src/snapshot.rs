@@ -154,7 +154,7 @@ pub(crate) fn write_snapshot<W: Write>(
     out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
 }
 
-/// Reads a snapshot with magic `magic`: checks the magic, version and reserved field, lets
+/// Reads a snapshot with magic `magic`: checks the magic, version and flags field, lets
 /// `validate` check the other header fields *before* anything is allocated, then streams the
 /// blocks into a lazily zeroed allocation and checks the checksum and the end of input.
 pub(crate) fn read_snapshot<R: Read>(
@@ -172,7 +172,7 @@ pub(crate) fn read_snapshot<R: Read>(
         return Err(Error::InUse);
     }
     if flags != 0 {
-        return Err(Error::InvalidSnapshot("reserved header field is not zero"));
+        return Err(Error::InvalidSnapshot("unknown flags in the header"));
     }
     validate(&h)?;
     if h.nblocks == 0 {
