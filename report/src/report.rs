@@ -186,6 +186,30 @@ impl Workload {
             Op::ContainsNonMember => self.fresh.strs(),
         }
     }
+
+    /// The keys of one cell of `op`: offered [`keys`](Self::keys), of which the fresh ones
+    /// may be added (and are removed again between repetitions).
+    pub(crate) fn cell(&self, op: Op) -> CellKeys<'_> {
+        CellKeys {
+            keys: self.keys(op),
+            added: self.fresh.strs(),
+        }
+    }
+}
+
+/// Owned key lists of one cell; [`keys`](Self::keys) lends them to `measure`.
+pub(crate) struct CellKeys<'a> {
+    keys: Vec<&'a str>,
+    added: Vec<&'a str>,
+}
+
+impl CellKeys<'_> {
+    pub(crate) fn keys(&self) -> measure::Keys<'_> {
+        measure::Keys {
+            keys: &self.keys,
+            added: &self.added,
+        }
+    }
 }
 
 /// Inserts the `n` members (untimed) and returns the heap bytes that took.
@@ -239,14 +263,9 @@ impl Report {
     /// Throughput of a structure used from one thread only.
     pub(crate) fn seq<P: Peer>(&mut self, w: &Workload, p: &mut P, bytes: usize) {
         let mut cells = Vec::new();
-        let added = w.fresh.strs();
         for op in Op::ALL {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
-            cells.push((op, measure::seq(p, op, k, self.cfg.reps)));
+            let c = w.cell(op);
+            cells.push((op, measure::seq(p, op, c.keys(), self.cfg.reps)));
         }
         self.push(w.n, p.name(), 1, cells, bytes);
     }
@@ -256,14 +275,9 @@ impl Report {
         self.seq(w, p, bytes);
         for &t in self.cfg.threads.clone().iter().filter(|&&t| t > 1) {
             let mut cells = Vec::new();
-            let added = w.fresh.strs();
             for op in Op::ALL {
-                let keys = w.keys(op);
-                let k = measure::Keys {
-                    keys: &keys,
-                    added: &added,
-                };
-                cells.push((op, measure::par(p, op, k, self.cfg.reps, t)));
+                let c = w.cell(op);
+                cells.push((op, measure::par(p, op, c.keys(), self.cfg.reps, t)));
             }
             self.push(w.n, p.name(), t, cells, bytes);
         }

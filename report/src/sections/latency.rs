@@ -6,7 +6,6 @@ pub(crate) fn run(r: &mut Report) {
     r.section("Latency of single operations");
     let n = r.cfg.sizes[0];
     let w = Workload::new(n, r.cfg.ops);
-    let added = w.fresh.strs();
     let overhead = measure::timer_overhead_ns();
     let _ = write!(
         r.md,
@@ -36,11 +35,8 @@ pub(crate) fn run(r: &mut Report) {
         fill(&b, n);
         b.snapshot_prototype();
         for op in ops {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
+            let c = w.cell(op);
+            let k = c.keys();
             line("blockbloom", op, 1, measure::latency_seq(&mut b, op, k));
             line(
                 "blockbloom",
@@ -54,11 +50,8 @@ pub(crate) fn run(r: &mut Report) {
         let mut h = Seq(RefCell::new(HashSet::with_capacity(n as usize)), "");
         fill(&h, n);
         for op in ops {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
+            let c = w.cell(op);
+            let k = c.keys();
             line(
                 "HashSet<String>",
                 op,
@@ -77,11 +70,8 @@ pub(crate) fn run(r: &mut Report) {
         );
         fill(&h, n);
         for op in ops {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
+            let c = w.cell(op);
+            let k = c.keys();
             line(
                 "AHashSet<String>",
                 op,
@@ -94,11 +84,8 @@ pub(crate) fn run(r: &mut Report) {
         let mut m = Locked(Mutex::new(HashSet::with_capacity(n as usize)));
         fill(&m, n);
         for op in ops {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
+            let c = w.cell(op);
+            let k = c.keys();
             let h = measure::latency_par(&mut m, op, k, max_t);
             line("Mutex<HashSet<String>>", op, max_t, h);
         }
@@ -107,11 +94,8 @@ pub(crate) fn run(r: &mut Report) {
         let mut d = Dash(dashmap::DashSet::with_capacity(n as usize));
         fill(&d, n);
         for op in ops {
-            let keys = w.keys(op);
-            let k = measure::Keys {
-                keys: &keys,
-                added: &added,
-            };
+            let c = w.cell(op);
+            let k = c.keys();
             line(
                 "DashSet<String>",
                 op,
