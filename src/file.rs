@@ -28,35 +28,50 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, IN_USE, MAGIC};
+use crate::format::{CHECKSUM_BYTES, GROWS, HEADER_BYTES, IN_USE, MAGIC, TRAILER_BYTES};
 use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
 use crate::snapshot::{for_block_bytes, Header};
 use crate::storage::Blocks;
+use crate::sync::AtomicU64;
 use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
 
 /// What a file-backed filter keeps of its file: the open file (which holds the shared lock).
 pub(crate) struct FileState {
     file: File,
+    /// A layer of a growable chain (flag [`GROWS`], live counters after the checksum).
+    grows: bool,
 }
 
 /// The parameters a caller asked for, to compare with an existing file's.
-struct Wanted {
+pub(crate) struct Wanted {
     header: Header,
     /// Whether the caller fixed the seed (else any seed of the file is accepted).
     seed_fixed: bool,
+    /// A growable chain's layer (else a fixed filter).
+    grows: bool,
 }
 
 fn io_err(e: std::io::Error, path: &Path) -> Error {
     Error::io(&e, &path.display().to_string())
 }
 
-/// Bytes of a filter file with `nblocks` blocks.
-fn file_len(nblocks: u64) -> Result<u64, Error> {
+/// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
+pub(crate) fn trailer_at(nblocks: u64) -> u64 {
+    HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64 + BLOCK_BYTES as u64
+}
+
+/// Bytes of a filter file with `nblocks` blocks (a growable chain's layer if `grows`).
+fn file_len(nblocks: u64, grows: bool) -> Result<u64, Error> {
+    let extra = if grows {
+        (BLOCK_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
+    } else {
+        CHECKSUM_BYTES as u64
+    };
     nblocks
         .checked_mul(BLOCK_BYTES as u64)
-        .and_then(|b| b.checked_add((HEADER_BYTES + CHECKSUM_BYTES) as u64))
+        .and_then(|b| b.checked_add(HEADER_BYTES as u64 + extra))
         .filter(|&b| b <= isize::MAX as u64)
         .ok_or(Error::TooLarge {
             bytes: nblocks as u128 * BLOCK_BYTES as u128,
@@ -72,10 +87,21 @@ impl Builder {
     /// # Errors
     /// As [`BloomFilter::open_file`].
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
+        self.open_file_kind(path.as_ref(), false, true)
+    }
+
+    /// `open_file` for a fixed filter (`grows == false`) or a growable chain's layer; with
+    /// `create == false`, a missing file is an `Io` error of kind `NotFound`.
+    pub(crate) fn open_file_kind(
+        self,
+        path: &Path,
+        grows: bool,
+        create: bool,
+    ) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
         let s = math::size_filter(capacity, fpr, self.bits, self.hashes)?;
-        file_len(s.blocks)?;
+        file_len(s.blocks, grows)?;
         let wanted = Wanted {
             header: Header {
                 magic: MAGIC,
@@ -87,8 +113,13 @@ impl Builder {
                 fpr_bits: s.target_fpr.to_bits(),
             },
             seed_fixed: seed.is_some(),
+            grows,
         };
-        open_or_create(path.as_ref(), &wanted)
+        if create {
+            open_or_create(path, &wanted)
+        } else {
+            open_existing(&resolve_dangling_link(path)?, Some(&wanted), grows)
+        }
     }
 }
 
@@ -96,11 +127,11 @@ impl Builder {
 fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
     let path = resolve_dangling_link(path)?;
     for _ in 0..8 {
-        match open_existing(&path, Some(wanted)) {
+        match open_existing(&path, Some(wanted), wanted.grows) {
             Err(Error::Io {
                 kind: ErrorKind::NotFound,
                 ..
-            }) => create(&path, &wanted.header)?, // then open what is there
+            }) => create(&path, &wanted.header, wanted.grows)?, // then open what is there
             other => return other,
         }
     }
@@ -112,7 +143,7 @@ fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
 
 /// A symlink whose target does not exist yet stands for that target (so that creating the
 /// file creates the target, and the link keeps pointing at it).
-fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
+pub(crate) fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         match fs::symlink_metadata(&p) {
@@ -131,7 +162,7 @@ fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
 
 /// Creates the file at `path` with `header` and zeroed blocks, atomically (see the module
 /// docs); `Ok` also when another process created it first.
-fn create(path: &Path, header: &Header) -> Result<(), Error> {
+fn create(path: &Path, header: &Header, grows: bool) -> Result<(), Error> {
     use crate::sync::unmodeled::{next, AtomicU64};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
@@ -158,9 +189,10 @@ fn create(path: &Path, header: &Header) -> Result<(), Error> {
             .open(&tmp)
             .map_err(|e| io_err(e, &tmp))?;
         // Created in use: no checksum yet (its first user writes it on close).
-        file.write_all_at(&header.encode(IN_USE), 0)
+        let flags = if grows { IN_USE | GROWS } else { IN_USE };
+        file.write_all_at(&header.encode(flags), 0)
             .map_err(|e| io_err(e, &tmp))?;
-        file.set_len(file_len(header.nblocks)?)
+        file.set_len(file_len(header.nblocks, grows)?)
             .map_err(|e| io_err(e, &tmp))?;
         file.sync_all().map_err(|e| io_err(e, &tmp))?;
         match fs::hard_link(&tmp, path) {
@@ -178,8 +210,13 @@ fn create(path: &Path, header: &Header) -> Result<(), Error> {
     result
 }
 
-/// Opens the existing filter file at `path`; with `wanted`, its parameters must be those.
-fn open_existing(path: &Path, wanted: Option<&Wanted>) -> Result<BloomFilter, Error> {
+/// Opens the existing filter file at `path` — a growable chain's layer if `grows`, else a
+/// fixed filter; with `wanted`, its parameters must be those.
+pub(crate) fn open_existing(
+    path: &Path,
+    wanted: Option<&Wanted>,
+    grows: bool,
+) -> Result<BloomFilter, Error> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -192,10 +229,24 @@ fn open_existing(path: &Path, wanted: Option<&Wanted>) -> Result<BloomFilter, Er
         .map_err(|e| io_err(e, path))?;
     let (h, flags) = Header::decode(&bytes, MAGIC)?;
     h.check_filter()?;
-    if flags & !IN_USE != 0 {
+    if flags & !(IN_USE | GROWS) != 0 {
         return Err(Error::InvalidSnapshot("unknown flags in the header"));
     }
-    let len = file_len(h.nblocks)?;
+    let kind = |g: bool| {
+        if g {
+            "a growable filter's layer"
+        } else {
+            "a fixed-size filter"
+        }
+    };
+    if (flags & GROWS != 0) != grows {
+        return Err(Error::Conflict {
+            what: "kind",
+            file: kind(!grows).into(),
+            requested: kind(grows).into(),
+        });
+    }
+    let len = file_len(h.nblocks, grows)?;
     let actual = file.metadata().map_err(|e| io_err(e, path))?.len();
     if actual < len {
         return Err(Error::Truncated);
@@ -209,7 +260,7 @@ fn open_existing(path: &Path, wanted: Option<&Wanted>) -> Result<BloomFilter, Er
         check_same(&h, w)?;
     }
     if flags & IN_USE == 0 {
-        file.write_all_at(&IN_USE.to_le_bytes(), 44)
+        file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44)
             .and_then(|()| file.sync_data())
             .map_err(|e| io_err(e, path))?;
     }
@@ -220,7 +271,7 @@ fn open_existing(path: &Path, wanted: Option<&Wanted>) -> Result<BloomFilter, Er
         h.capacity,
         f64::from_bits(h.fpr_bits),
     );
-    f.set_file(FileState { file });
+    f.set_file(FileState { file, grows });
     Ok(f)
 }
 
@@ -324,7 +375,17 @@ impl BloomFilter {
     /// [`open_file`](Self::open_file).
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
         let path = resolve_dangling_link(path.as_ref())?;
-        open_existing(&path, None)
+        open_existing(&path, None, false)
+    }
+
+    /// The live counter at trailer offset `at` of a growable chain's layer file
+    /// (`format::COUNT_AT`, `format::LAYERS_AT`); `None` for any other filter.
+    pub(crate) fn chain_word(&self, at: usize) -> Option<&AtomicU64> {
+        if !self.file_state()?.grows {
+            return None;
+        }
+        let trailer = trailer_at(self.num_blocks() as u64) as usize;
+        self.blocks_storage().file_word(trailer + at)
     }
 
     /// Writes a file-backed filter's changed pages to the file and waits for the disk
@@ -374,9 +435,10 @@ impl BloomFilter {
         })?;
         let end = HEADER_BYTES as u64 + self.num_blocks() as u64 * BLOCK_BYTES as u64;
         let f = &state.file;
+        let flags: u32 = if state.grows { GROWS } else { 0 };
         f.write_all_at(&digest.digest().to_le_bytes(), end)
             .and_then(|()| f.sync_data())
-            .and_then(|()| f.write_all_at(&0u32.to_le_bytes(), 44))
+            .and_then(|()| f.write_all_at(&flags.to_le_bytes(), 44))
             .and_then(|()| f.sync_data())
             .map_err(|e| Error::io(&e, "sealing the filter file"))
     }

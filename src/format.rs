@@ -10,11 +10,18 @@
 //! | 16 | 16 | hash key (seed, `u128`) |
 //! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
 //! | 40 | 4 | bits set per key `k` (1..=32) |
-//! | 44 | 4 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open |
+//! | 44 | 4 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter |
 //! | 48 | 8 | capacity (≥ 1) |
 //! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
 //! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
 //! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
+//!
+//!
+//! A layer file of a file-backed [`GrowableBloomFilter`](crate::GrowableBloomFilter) (flag
+//! [`GROWS`]) continues after the checksum: zero padding to the next multiple of 64, then
+//! [`TRAILER_BYTES`] of live counters, each in a cache line of its own — at trailer offset 0
+//! the keys the layer took ([`COUNT_AT`]), at 64 (used in layer 0 only) the number of layers
+//! after the first ([`LAYERS_AT`]). The checksum does not cover them.
 //!
 //! All integers little-endian.
 
@@ -31,3 +38,12 @@ pub(crate) const IN_USE: u32 = 1;
 pub(crate) const HEADER_BYTES: usize = 64;
 /// Bytes of the checksum after the last block.
 pub(crate) const CHECKSUM_BYTES: usize = 8;
+/// Flag (header offset 44): the file is a layer of a file-backed growable filter (its
+/// siblings hold the other layers); snapshot readers refuse it.
+pub(crate) const GROWS: u32 = 2;
+/// Bytes of a layer file's live counters after the checksum's padding.
+pub(crate) const TRAILER_BYTES: usize = 128;
+/// Trailer offset of a layer's key count (`u64`).
+pub(crate) const COUNT_AT: usize = 0;
+/// Trailer offset of the number of layers after the first (`u64`, layer 0's file).
+pub(crate) const LAYERS_AT: usize = 64;

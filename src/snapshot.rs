@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::format::{FORMAT_VERSION, HEADER_BYTES, IN_USE, MAGIC};
+use crate::format::{FORMAT_VERSION, GROWS, HEADER_BYTES, IN_USE, MAGIC};
 use crate::storage::{byte_size, Blocks};
 use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
@@ -168,6 +168,12 @@ pub(crate) fn read_snapshot<R: Read>(
         .read_exact(&mut header)
         .map_err(|e| Error::io(&e, "reading snapshot"))?;
     let (h, flags) = Header::decode(&header, magic)?;
+    if flags & GROWS != 0 {
+        return Err(Error::InvalidSnapshot(
+            "a layer of a growing file-backed filter: open it with \
+             GrowableBloomFilter::open_file_existing",
+        ));
+    }
     if flags & IN_USE != 0 {
         return Err(Error::InUse);
     }

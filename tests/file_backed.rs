@@ -1,12 +1,13 @@
-//! The file-backed filter (`BloomFilter::open_file`) at the boundaries it is for: several OS
-//! processes racing through one file, a writer killed with SIGKILL, damaged files, and a
+//! The file-backed filters (`BloomFilter::open_file`, `GrowableBloomFilter::open_file`) at
+//! the boundaries they are for: several OS processes racing through one file (and through
+//! a chain growing under them), a writer killed with SIGKILL, damaged files, and a
 //! multi-GiB file opened without reading it.
 //!
 //! The worker processes are this test binary itself, started again with `BB_CHILD` set:
 //! the `child` test below then does the worker's job (and is a no-op in a normal run).
 #![cfg(unix)]
 
-use blockbloom::{BloomFilter, Error};
+use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
 use blockbloom_workload::{resident_bytes, url};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -33,8 +34,10 @@ fn spawn_child(role: &str, stdout: Stdio) -> std::process::Child {
 
 /// The worker side. `race FILE DIR PROC PROCS IDS`: open FILE, then for each chunk of the
 /// ids meet the other processes at a file barrier in DIR and `insert_if_absent` the chunk
-/// in the same order as everyone; write the ids won to DIR/won.PROC. `insert FILE`: insert
-/// URLs 0, 1, 2, … and print `id N` after each insert returned, until killed.
+/// in the same order as everyone; write the ids won to DIR/won.PROC. `grow-race …`: the
+/// same through a growable chain starting at 1,000 keys. `insert FILE`: insert URLs 0, 1,
+/// 2, … and print `id N` after each insert returned, until killed; `grow-insert FILE`: the
+/// same through a growable chain.
 #[test]
 fn child() {
     let Ok(role) = std::env::var("BB_CHILD") else {
@@ -50,16 +53,28 @@ fn child() {
                 args[5].parse().unwrap(),
             );
             let f = BloomFilter::open_file(file, ids, 0.01).unwrap();
-            let mut won = String::new();
-            for (c, chunk) in (0..ids).collect::<Vec<_>>().chunks(500).enumerate() {
-                barrier(dir, c, me, procs);
-                for &i in chunk {
-                    if f.insert_if_absent(&url(i)) {
-                        won.push_str(&format!("{i}\n"));
-                    }
-                }
+            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+        }
+        "grow-race" => {
+            let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
+            let (me, procs, ids): (usize, usize, u64) = (
+                args[3].parse().unwrap(),
+                args[4].parse().unwrap(),
+                args[5].parse().unwrap(),
+            );
+            let f = GrowableBloomFilter::open_file(file, 1_000, 0.01).unwrap();
+            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+            assert!(!f.growth_failed());
+            f.close().unwrap();
+        }
+        "grow-insert" => {
+            let f = GrowableBloomFilter::open_file_existing(args[1]).unwrap();
+            let mut out = std::io::stdout().lock();
+            for i in 0.. {
+                f.insert(&url(i));
+                writeln!(out, "id {i}").unwrap();
+                out.flush().unwrap();
             }
-            std::fs::write(dir.join(format!("won.{me}")), won).unwrap();
         }
         "insert" => {
             let f = BloomFilter::open_file_existing(args[1]).unwrap();
@@ -74,6 +89,21 @@ fn child() {
     }
 }
 
+/// A worker's race: for each chunk of 500 ids, meet the others, then offer the chunk's URLs
+/// to `claim` in the same order as everyone; write the ids won to DIR/won.PROC.
+fn race(claim: &dyn Fn(&str) -> bool, dir: &Path, me: usize, procs: usize, ids: u64) {
+    let mut won = String::new();
+    for (c, chunk) in (0..ids).collect::<Vec<_>>().chunks(500).enumerate() {
+        barrier(dir, c, me, procs);
+        for &i in chunk {
+            if claim(&url(i)) {
+                won.push_str(&format!("{i}\n"));
+            }
+        }
+    }
+    std::fs::write(dir.join(format!("won.{me}")), won).unwrap();
+}
+
 /// A barrier between processes: each writes its marker for round `round`, then waits for
 /// everyone's.
 fn barrier(dir: &Path, round: usize, me: usize, procs: usize) {
@@ -86,15 +116,17 @@ fn barrier(dir: &Path, round: usize, me: usize, procs: usize) {
 }
 
 /// `procs` processes offer the same 20,000 new URLs in the same order, meeting before every
-/// 500: no URL may be won by two processes, none may be missing afterwards.
-fn processes_race(procs: usize) {
+/// 500: no URL may be won by two processes, none may be missing afterwards. With `growing`,
+/// through a chain that starts at 1,000 keys and so grows four times during the race.
+fn processes_race(procs: usize, growing: bool) {
     const IDS: u64 = 20_000;
-    let dir = temp_dir(&format!("race{procs}"));
+    let dir = temp_dir(&format!("race{procs}{growing}"));
     let file = dir.join("seen.bloom");
+    let role = if growing { "grow-race" } else { "race" };
     let children: Vec<_> = (0..procs)
         .map(|p| {
             let role = format!(
-                "race {} {} {p} {procs} {IDS}",
+                "{role} {} {} {p} {procs} {IDS}",
                 file.display(),
                 dir.display()
             );
@@ -115,22 +147,42 @@ fn processes_race(procs: usize) {
     let once = wins.iter().filter(|&&w| w == 1).count();
     assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");
     assert!(once as f64 >= IDS as f64 * 0.985, "only {once} URLs won");
-    // The last worker sealed the file: it loads as a snapshot, with every URL in it.
-    let f = BloomFilter::load(&file).unwrap();
-    let missing = (0..IDS).filter(|&i| !f.contains(&url(i))).count();
+    let missing = if growing {
+        let f = GrowableBloomFilter::open_file_existing(&file).unwrap();
+        assert_eq!(f.num_layers(), 5, "1k + 2k + 4k + 8k + 16k for 20k keys");
+        // The shared counts add up the wins of every process.
+        assert_eq!(f.estimated_len(), once as u64);
+        let fp = (IDS..IDS + 50_000).filter(|&i| f.contains(&url(i))).count();
+        assert!(fp < 50_000 / 100 * 3 / 2, "{fp} false positives of 50,000");
+        (0..IDS).filter(|&i| !f.contains(&url(i))).count()
+    } else {
+        // The last worker sealed the file: it loads as a snapshot, with every URL in it.
+        let f = BloomFilter::load(&file).unwrap();
+        (0..IDS).filter(|&i| !f.contains(&url(i))).count()
+    };
     assert_eq!(missing, 0, "false negatives after the race");
-    println!("{procs} processes: {once} URLs won once, 0 twice, 0 missing");
+    println!("{procs} processes (growing: {growing}): {once} URLs won once, 0 twice, 0 missing");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn two_processes_race_one_file() {
-    processes_race(2);
+    processes_race(2, false);
+}
+
+#[test]
+fn two_processes_race_through_a_growing_chain() {
+    processes_race(2, true);
+}
+
+#[test]
+fn four_processes_race_through_a_growing_chain() {
+    processes_race(4, true);
 }
 
 #[test]
 fn four_processes_race_one_file() {
-    processes_race(4);
+    processes_race(4, false);
 }
 
 /// A writer killed with SIGKILL mid-stream: every insert it reported as returned is in the
@@ -335,5 +387,119 @@ fn a_multi_gib_file_opens_without_being_read() {
     );
     assert!(grown < 256 << 20, "resident memory grew by {grown} bytes");
     drop(f);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A writer of a growing chain killed with SIGKILL mid-stream, across growth steps: every
+/// insert that returned is in the chain when it is opened again.
+#[test]
+fn sigkill_of_a_growing_chain_loses_nothing_that_returned() {
+    let dir = temp_dir("growkill");
+    let file = dir.join("seen.bloom");
+    GrowableBloomFilter::open_file(&file, 1_000, 0.01)
+        .unwrap()
+        .close()
+        .unwrap();
+    let mut child = spawn_child(&format!("grow-insert {}", file.display()), Stdio::piped());
+    let mut returned = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(id) = line.unwrap().strip_prefix("id ") {
+            returned.push(id.parse::<u64>().unwrap());
+            if returned.len() == 20_000 {
+                child.kill().unwrap();
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    let f = GrowableBloomFilter::open_file_existing(&file).unwrap();
+    assert!(f.num_layers() >= 5, "{} layers", f.num_layers());
+    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
+    assert_eq!(
+        lost,
+        0,
+        "{lost} of {} returned inserts lost",
+        returned.len()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn growing_chains_reopen_and_refuse_what_they_are_not() {
+    let dir = temp_dir("growreopen");
+    let path = dir.join("seen.bloom");
+    let f = GrowableBloomFilter::open_file(&path, 1_000, 0.01).unwrap();
+    assert!(f.is_file_backed());
+    assert!((0..3_500u64).all(|i| f.insert_if_absent(&i) || i > 0));
+    assert_eq!(f.num_layers(), 3);
+    // A second handle in the same process sees the layers and the bits.
+    let g = GrowableBloomFilter::open_file(&path, 1_000, 0.01).unwrap();
+    assert_eq!((g.num_layers(), g.seed()), (3, f.seed()));
+    assert!((0..3_500u64).all(|i| g.contains(&i)));
+    // New layers made through one handle reach the other.
+    assert!((3_500..8_000u64).all(|i| f.insert_if_absent(&i) || i > 3_500));
+    assert_eq!(g.num_layers(), 4);
+    assert!(!g.insert_if_absent(&7_999u64));
+    drop(f);
+    g.close().unwrap();
+    // Layers are not snapshots, and not fixed-size filters.
+    let err = BloomFilter::load(&path).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("GrowableBloomFilter::open_file_existing"),
+        "{err}"
+    );
+    assert!(matches!(
+        BloomFilter::open_file_existing(&path),
+        Err(Error::Conflict { what: "kind", .. })
+    ));
+    assert!(matches!(
+        BloomFilter::open_file(&path, 1_000, 0.005),
+        Err(Error::Conflict { what: "kind", .. })
+    ));
+    // Other parameters than the chain's.
+    assert!(matches!(
+        GrowableBloomFilter::open_file(&path, 2_000, 0.01),
+        Err(Error::Conflict {
+            what: "initial capacity",
+            ..
+        })
+    ));
+    assert!(matches!(
+        GrowableBloomFilter::open_file(&path, 1_000, 0.001),
+        Err(Error::Conflict {
+            what: "target fpr",
+            ..
+        })
+    ));
+    // A fixed-size file is not a chain.
+    let fixed = dir.join("fixed.bloom");
+    BloomFilter::open_file(&fixed, 1_000, 0.01)
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(matches!(
+        GrowableBloomFilter::open_file_existing(&fixed),
+        Err(Error::Conflict { what: "kind", .. })
+    ));
+    // The bits survived the close; a counted layer that is gone is an error, not a filter
+    // with false negatives.
+    let h = GrowableBloomFilter::open_file_existing(&path).unwrap();
+    assert!((0..8_000u64).all(|i| h.contains(&i)));
+    // The keys each layer said `true` for (false positives at insertion are not counted).
+    assert!(
+        (7_900..=8_000).contains(&h.estimated_len()),
+        "{}",
+        h.estimated_len()
+    );
+    drop(h);
+    std::fs::remove_file(dir.join("seen.bloom.2")).unwrap();
+    assert!(matches!(
+        GrowableBloomFilter::open_file_existing(&path),
+        Err(Error::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        })
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }

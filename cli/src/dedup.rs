@@ -2,8 +2,10 @@
 //!
 //! Without `--state`, the filter lives in memory: a `BloomFilter` of `--capacity` lines, or,
 //! without `--capacity`, a `GrowableBloomFilter` that grows with the input at the rate
-//! `--fpr`. With `--state FILE`, the filter is the file (`BloomFilter::open_file`), shared
-//! with any other process using it, and a line is recorded there only once it has been
+//! `--fpr`. With `--state FILE`, the filter is the file, shared with any other process using
+//! it: a file-backed `GrowableBloomFilter` (growing into `FILE.1`, `FILE.2`, …) unless the
+//! state was made with `--capacity`, which makes it a file-backed `BloomFilter` of that
+//! size. A line is recorded there only once it has been
 //! *delivered* (see `output.rs`): until then it waits in `pending`, so that a closed pipe
 //! or a signal never records a line nobody read.
 
@@ -32,8 +34,9 @@ impl Hash for Line<'_> {
     }
 }
 
-/// A new `--state` file is sized for this many lines unless `--capacity` says otherwise.
-pub(crate) const DEFAULT_STATE_CAPACITY: u64 = 10_000_000;
+/// The first layer of a growing filter (in memory, or a new `--state` without `--capacity`)
+/// holds this many lines; each further layer twice the last.
+pub(crate) const INITIAL_CAPACITY: u64 = 100_000;
 /// How long to wait at the end for the reader of a pipe to take the last lines (lines it
 /// has not taken by then are not recorded: the next run prints them again).
 const SETTLE: Duration = Duration::from_secs(2);
@@ -58,8 +61,141 @@ enum Seen {
     State(Box<State>),
 }
 
+/// A state file's filter: fixed-size if the state was made with `--capacity`, else growing.
+#[allow(clippy::large_enum_variant)] // one per run, inside the boxed `State`
+enum StateFilter {
+    Fixed(BloomFilter),
+    Growing(GrowableBloomFilter),
+}
+
+impl StateFilter {
+    /// The state at `path`, checked against `--capacity`/`--fpr` where given, or a new one
+    /// (growing unless `--capacity` is given).
+    fn open(
+        path: &std::path::Path,
+        capacity: Option<u64>,
+        fpr: Option<f64>,
+    ) -> Result<Self, blockbloom::Error> {
+        use blockbloom::Error;
+        let existing = match GrowableBloomFilter::open_file_existing(path) {
+            Ok(g) => Some(StateFilter::Growing(g)),
+            Err(Error::Conflict { what: "kind", .. }) => {
+                Some(StateFilter::Fixed(BloomFilter::open_file_existing(path)?))
+            }
+            Err(Error::Io {
+                kind: io::ErrorKind::NotFound,
+                ..
+            }) => None,
+            Err(e) => return Err(e),
+        };
+        let Some(state) = existing else {
+            // New (or made by another process in the meantime: the library's open of the
+            // same parameters takes that one, and refuses other parameters).
+            let fpr = fpr.unwrap_or(0.01);
+            return Ok(match capacity {
+                Some(c) => StateFilter::Fixed(BloomFilter::open_file(path, c, fpr)?),
+                None => StateFilter::Growing(GrowableBloomFilter::open_file(
+                    path,
+                    INITIAL_CAPACITY,
+                    fpr,
+                )?),
+            });
+        };
+        let conflict = |what, file: String, requested: String| Error::Conflict {
+            what,
+            file,
+            requested,
+        };
+        match (&state, capacity) {
+            (StateFilter::Growing(_), Some(c)) => {
+                return Err(conflict(
+                    "kind",
+                    "a growing filter (made without --capacity)".into(),
+                    format!("capacity {c}"),
+                ));
+            }
+            (StateFilter::Fixed(f), Some(c)) if f.capacity() != c => {
+                return Err(conflict(
+                    "capacity",
+                    f.capacity().to_string(),
+                    c.to_string(),
+                ));
+            }
+            _ => {}
+        }
+        match fpr {
+            Some(p) if p != state.target_fpr() => Err(conflict(
+                "target fpr",
+                state.target_fpr().to_string(),
+                p.to_string(),
+            )),
+            _ => Ok(state),
+        }
+    }
+
+    fn contains(&self, line: &[u8]) -> bool {
+        match self {
+            StateFilter::Fixed(f) => f.contains(&Line(line)),
+            StateFilter::Growing(g) => g.contains(&Line(line)),
+        }
+    }
+
+    fn insert(&self, line: &[u8]) {
+        match self {
+            StateFilter::Fixed(f) => f.insert(&Line(line)),
+            StateFilter::Growing(g) => g.insert(&Line(line)),
+        }
+    }
+
+    fn target_fpr(&self) -> f64 {
+        match self {
+            StateFilter::Fixed(f) => f.target_fpr(),
+            StateFilter::Growing(g) => g.target_fpr(),
+        }
+    }
+
+    fn estimated_fpr(&self) -> f64 {
+        match self {
+            StateFilter::Fixed(f) => f.estimated_fpr(),
+            StateFilter::Growing(g) => g.estimated_fpr(),
+        }
+    }
+
+    /// Flushes and (if last) seals the state's files.
+    fn close(self) -> Result<(), blockbloom::Error> {
+        match self {
+            StateFilter::Fixed(f) => f.close(),
+            StateFilter::Growing(g) => g.close(),
+        }
+    }
+
+    /// What to warn about at the end: a fixed state past its capacity, a growing one that
+    /// could not grow.
+    fn warning(&self, path: &std::path::Path) -> Option<String> {
+        match self {
+            StateFilter::Fixed(f) if f.estimated_len() > f.capacity() => Some(format!(
+                "state {} holds more lines than its capacity ({}): its false-positive rate is now \
+                 {:.4}% (target {}%); start a new state with a larger --capacity, or without \
+                 --capacity for one that grows",
+                path.display(),
+                f.capacity(),
+                100.0 * f.estimated_fpr(),
+                100.0 * f.target_fpr()
+            )),
+            StateFilter::Growing(g) if g.growth_failed() => Some(format!(
+                "state {} could not add a layer (no space or memory?): its false-positive rate \
+                 is now {:.4}% (target {}%)",
+                path.display(),
+                100.0 * g.estimated_fpr(),
+                100.0 * g.target_fpr()
+            )),
+            _ => None,
+        }
+    }
+}
+
 struct State {
-    filter: BloomFilter,
+    filter: StateFilter,
     path: PathBuf,
     /// Lines printed by this run, not yet delivered (so not yet in the file).
     pending: HashSet<Vec<u8>>,
@@ -73,7 +209,7 @@ impl State {
     fn record_delivered(&mut self, delivered: u64) {
         while self.queue.front().is_some_and(|c| c.0 <= delivered) {
             let (_, line) = self.queue.pop_front().expect("checked");
-            self.filter.insert(&Line(&line));
+            self.filter.insert(&line);
             self.pending.remove(&line);
             self.recorded += 1;
         }
@@ -86,7 +222,7 @@ impl Seen {
             let fpr = o.fpr.unwrap_or(0.01);
             return Ok(match o.capacity {
                 Some(c) => Seen::Fixed(Box::new(BloomFilter::with_capacity(c, fpr)?)),
-                None => Seen::Growing(Box::new(GrowableBloomFilter::new(100_000, fpr)?)),
+                None => Seen::Growing(Box::new(GrowableBloomFilter::new(INITIAL_CAPACITY, fpr)?)),
             });
         };
         let state_err = |e: blockbloom::Error| match e {
@@ -96,19 +232,7 @@ impl Seen {
             )),
             e => Failure::Io(format!("state {}: {e}", path.display())),
         };
-        let filter = match (o.capacity, o.fpr) {
-            (None, None) => match BloomFilter::open_file_existing(path) {
-                Err(blockbloom::Error::Io {
-                    kind: io::ErrorKind::NotFound,
-                    ..
-                }) => BloomFilter::open_file(path, DEFAULT_STATE_CAPACITY, 0.01),
-                other => other,
-            },
-            (c, p) => {
-                BloomFilter::open_file(path, c.unwrap_or(DEFAULT_STATE_CAPACITY), p.unwrap_or(0.01))
-            }
-        }
-        .map_err(state_err)?;
+        let filter = StateFilter::open(path, o.capacity, o.fpr).map_err(state_err)?;
         Ok(Seen::State(Box::new(State {
             filter,
             path: path.clone(),
@@ -123,7 +247,7 @@ impl Seen {
         match self {
             Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
             Seen::Growing(g) => g.insert_if_absent(&Line(line)),
-            Seen::State(s) => !s.filter.contains(&Line(line)) && s.pending.insert(line.to_vec()),
+            Seen::State(s) => !s.filter.contains(line) && s.pending.insert(line.to_vec()),
         }
     }
 
@@ -136,7 +260,7 @@ impl Seen {
         match self {
             Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
             Seen::Growing(g) => g.insert_if_absent(&Line(line)),
-            Seen::State(s) => !s.filter.contains(&Line(line)),
+            Seen::State(s) => !s.filter.contains(line),
         }
     }
 
@@ -350,16 +474,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             out.settle(SETTLE)
         };
         s.record_delivered(delivered);
-        if s.filter.estimated_len() > s.filter.capacity() {
-            warning = Some(format!(
-                "state {} holds more lines than its capacity ({}): its false-positive rate is now \
-                 {:.4}% (target {}%); start a new state with a larger --capacity",
-                s.path.display(),
-                s.filter.capacity(),
-                100.0 * s.filter.estimated_fpr(),
-                100.0 * s.filter.target_fpr()
-            ));
-        }
+        warning = s.filter.warning(&s.path);
     }
     if o.stats {
         print_stats(&seen, lines, printed, start.elapsed().as_secs_f64());
@@ -383,13 +498,26 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
 fn print_stats(seen: &Seen, lines: u64, printed: u64, secs: f64) {
     let (what, bits, bytes, fpr) = match seen {
         Seen::Fixed(f) => ("filter", f.num_bits(), f.memory_bytes(), f.estimated_fpr()),
-        Seen::State(s) => (
-            "state file",
-            s.filter.num_bits(),
-            s.filter.memory_bytes(),
-            s.filter.estimated_fpr(),
+        Seen::State(s) => match &s.filter {
+            StateFilter::Fixed(f) => (
+                "state file",
+                f.num_bits(),
+                f.memory_bytes(),
+                s.filter.estimated_fpr(),
+            ),
+            StateFilter::Growing(g) => (
+                "growing state",
+                8 * g.memory_bytes() as u64,
+                g.memory_bytes(),
+                s.filter.estimated_fpr(),
+            ),
+        },
+        Seen::Growing(g) => (
+            "growable filter",
+            8 * g.memory_bytes() as u64,
+            g.memory_bytes(),
+            g.estimated_fpr(),
         ),
-        Seen::Growing(g) => ("growable filter", 0, g.memory_bytes(), g.estimated_fpr()),
     };
     let recorded = match seen {
         Seen::State(s) => format!(", recorded in the state {}", s.recorded),

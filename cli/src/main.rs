@@ -33,13 +33,15 @@ enum Cmd {
     /// Print each line the first time it is seen, in input order (like awk '!seen[$0]++').
     ///
     /// A line is counted as seen if it was seen before or is a false positive (probability
-    /// about --fpr while fewer than --capacity distinct lines have been seen). Lines are
+    /// at most about --fpr: however many lines come without --capacity, while fewer than
+    /// --capacity distinct lines have been seen with it). Lines are
     /// compared as bytes (CR and invalid UTF-8 included); every output line ends with \n.
     Dedup {
         /// Input files, read in order (default: standard input; `-` is standard input).
         files: Vec<PathBuf>,
         /// Distinct lines to size the filter for (accepts 1e8, 100M, 2G, 500k). Without it
-        /// the filter grows with the input, keeping --fpr (a new --state file: 10M lines).
+        /// the filter grows with the input, keeping --fpr (a new --state then grows too,
+        /// into FILE.1, FILE.2, … next to it).
         #[arg(long, value_parser = parse_count)]
         capacity: Option<u64>,
         /// False-positive rate at capacity, in (0, 1) (default 0.01).
@@ -48,8 +50,8 @@ enum Cmd {
         /// State file shared across runs and by concurrent runs: a file-backed filter,
         /// created if missing, so repeated runs print only never-seen lines. A line is
         /// recorded once the next program has taken it from the output (lines left in a
-        /// pipe when its reader exits are not). An existing state keeps its own size:
-        /// --capacity/--fpr must then match it or be omitted.
+        /// pipe when its reader exits are not). An existing state keeps its own kind and
+        /// size: --capacity/--fpr must then match it or be omitted.
         #[arg(long)]
         state: Option<PathBuf>,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a

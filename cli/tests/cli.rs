@@ -431,17 +431,13 @@ fn a_bad_state_path_fails_before_reading() {
 }
 
 /// Two runs sharing one state at once lose nothing: every line is printed by one of them,
-/// and the state has all of them afterwards.
-#[test]
-fn concurrent_runs_share_a_state() {
-    let dir = temp_dir("shared");
+/// and the state has all of them afterwards. `create` makes the state first, so that both
+/// runs open the same file; at most `fp` lines may be lost to false positives.
+fn concurrent_runs(name: &str, create: &[&str], fp: usize, grows: bool) {
+    let dir = temp_dir(name);
     let state = dir.join("s.bloom");
     let state = state.to_str().unwrap();
-    // created first, so both runs open the same file
-    run(
-        &state_args(state, &["--capacity", "1M", "--fpr", "1e-5"]),
-        b"",
-    );
+    run(&state_args(state, create), b"");
     let a = lines_of(0..150_000);
     let b = lines_of(100_000..250_000); // 50,000 lines in common
     let (ra, rb) = std::thread::scope(|s| {
@@ -461,12 +457,54 @@ fn concurrent_runs_share_a_state() {
         .split_inclusive(|&c| c == b'\n')
         .filter(|l| !printed.contains(l))
         .count();
-    assert!(
-        missing <= 25,
-        "{missing} lines printed by neither run (fpr 1e-5)"
-    );
+    assert!(missing <= fp, "{missing} lines printed by neither run");
     let again = run(&state_args(state, &[]), all.as_bytes());
     assert!(again.stdout.is_empty(), "the state lost lines");
+    assert_eq!(dir.join("s.bloom.1").exists(), grows);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn concurrent_runs_share_a_state() {
+    concurrent_runs("shared", &["--capacity", "1M", "--fpr", "1e-5"], 25, false);
+}
+
+/// The same through a growing state (first layer 100,000 lines): both runs grow it while
+/// they race.
+#[test]
+fn concurrent_runs_share_a_growing_state() {
+    concurrent_runs("sharedgrow", &["--fpr", "1e-4"], 60, true);
+}
+
+/// Without --capacity a state grows with its lines: a one-line state is small, and one
+/// past its first layer keeps the rate asked for.
+#[test]
+fn a_state_without_capacity_grows() {
+    let dir = temp_dir("grows");
+    let state = dir.join("s.bloom");
+    let s = state.to_str().unwrap();
+    assert!(run(&state_args(s, &[]), b"a\n").status.success());
+    let size = std::fs::metadata(&state).unwrap().len();
+    assert!(size < 1 << 20, "a one-line state takes {size} bytes");
+    assert!(!dir.join("s.bloom.1").exists());
+    let out = run(&state_args(s, &[]), lines_of(0..400_000).as_bytes());
+    assert!(out.status.success());
+    assert!(
+        dir.join("s.bloom.2").exists(),
+        "100k + 200k layers cannot hold 400k"
+    );
+    let fresh = run(&state_args(s, &[]), lines_of(400_000..500_000).as_bytes());
+    let printed = fresh.stdout.iter().filter(|&&c| c == b'\n').count();
+    assert!(
+        printed >= 98_500,
+        "only {printed} of 100,000 new lines printed at --fpr 0.01"
+    );
+    let stats = bin().args(["stats", s]).output().unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(text.contains("layers 3"), "{text}");
+    // A growing state has no capacity to match.
+    let conflict = run(&state_args(s, &["--capacity", "1M"]), b"x\n");
+    assert_eq!(conflict.status.code(), Some(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -598,6 +636,10 @@ fn stats_reads_a_state_left_in_use() {
         .output()
         .unwrap();
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    assert!(String::from_utf8_lossy(&s.stdout).contains("capacity 10000000"));
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(
+        text.contains("(growing)") && text.contains("distinct keys 2"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,6 +9,7 @@ use std::os::unix::io::AsRawFd;
 use super::alloc::{Backing, Blocks};
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
+use crate::sync::AtomicU64;
 
 impl Blocks {
     /// Maps all `map_len` bytes of `file` shared and writable; the `len` blocks start at
@@ -59,6 +60,24 @@ impl Blocks {
             len,
             backing: Backing::File { base, map_len },
         })
+    }
+
+    /// The 8-byte word at byte `at` of a file mapping, as an atomic shared with every other
+    /// mapping of the file (the growable chain's live counters); `None` for memory of our own
+    /// or an `at` that is not an aligned offset inside the mapping.
+    pub(crate) fn file_word(&self, at: usize) -> Option<&AtomicU64> {
+        let Backing::File { base, map_len } = self.backing else {
+            return None;
+        };
+        if !at.is_multiple_of(8) || at.checked_add(8)? > map_len {
+            return None;
+        }
+        // SAFETY: `at + 8 <= map_len`, so the 8 bytes lie inside the live mapping, which
+        // outlives `&self`; the mapping is page-aligned and `at` a multiple of 8, so the word
+        // is aligned for `AtomicU64`. The bytes are only ever accessed atomically (by this
+        // and other processes: the words lie outside the blocks and the header), and an
+        // `AtomicU64` may alias memory that others change (it has interior mutability).
+        Some(unsafe { &*base.as_ptr().add(at).cast::<AtomicU64>() })
     }
 
     /// Writes a file mapping's dirty pages back to the file and waits for the write

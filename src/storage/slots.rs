@@ -43,6 +43,14 @@ impl<T, const N: usize> Slots<T, N> {
         unsafe { p.as_ref() }
     }
 
+    /// The object in slot `i`, exclusively (no other reference can exist: `&mut self`).
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        let p = *self.slots.get_mut(i)?.get_mut();
+        // SAFETY: as in `get`; `&mut self` excludes every other reference to the pointee.
+        unsafe { p.as_mut() }
+    }
+
     /// Installs `value` in the empty slot `i` with one compare-exchange (SeqCst: the
     /// growable filter's proof places installs in the single total order). Returns the value
     /// back if the slot was taken (or `i` is out of range).

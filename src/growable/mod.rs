@@ -9,6 +9,9 @@ use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::BloomFilter;
 
+#[cfg(all(unix, not(blockbloom_loom)))]
+mod file;
+
 /// Most layers a [`GrowableBloomFilter`] can have. With the default growth (×2) the last
 /// would hold 2^63 times the initial capacity: in practice memory runs out first.
 pub const MAX_LAYERS: usize = 64;
@@ -23,6 +26,19 @@ struct Layer {
 
 #[repr(align(128))]
 struct Padded(AtomicU64);
+
+impl Layer {
+    /// The layer's key count: its own, or in a file-backed chain the count in the layer
+    /// file's trailer, shared with every process.
+    #[inline]
+    fn count(&self) -> &AtomicU64 {
+        #[cfg(all(unix, not(blockbloom_loom)))]
+        if let Some(shared) = self.filter.chain_word(crate::format::COUNT_AT) {
+            return shared;
+        }
+        &self.count.0
+    }
+}
 
 /// A Bloom filter for an unknown number of keys: a chain of lock-free blocked layers, each
 /// `growth` times larger than the last (×2 by default) and with a rate `tightening` times
@@ -64,6 +80,9 @@ pub struct GrowableBloomFilter {
     hasher: KeyHasher,
     shape: Shape,
     growth_failed: AtomicBool,
+    /// The chain's files, if file-backed ([`open_file`](Self::open_file)).
+    #[cfg(all(unix, not(blockbloom_loom)))]
+    file: Option<file::ChainFile>,
 }
 
 /// What every layer is derived from (validated by [`GrowableBuilder::build`]).
@@ -194,6 +213,8 @@ impl GrowableBuilder {
             hasher: KeyHasher::new(shape.seed),
             shape,
             growth_failed: AtomicBool::new(false),
+            #[cfg(all(unix, not(blockbloom_loom)))]
+            file: None,
         })
     }
 }
@@ -225,8 +246,14 @@ impl GrowableBloomFilter {
 
     /// Index of the newest layer: slots are scanned from 0 so that the load of every slot
     /// up to it is part of this call (the proof at `insert_if_absent` relies on it).
+    /// In a file-backed chain, the count of installed layers is the shared word in the first
+    /// layer's file instead (see `file.rs`).
     #[inline]
     fn newest(&self) -> usize {
+        #[cfg(all(unix, not(blockbloom_loom)))]
+        if self.file.is_some() {
+            return self.newest_in_files();
+        }
         let mut top = 0;
         while self.layers.get(top + 1).is_some() {
             top += 1;
@@ -300,8 +327,8 @@ impl GrowableBloomFilter {
                 return false;
             }
             fence(SeqCst); // X
-            if self.layers.get(top + 1).is_none() {
-                let n = layer.count.0.fetch_add(1, Relaxed) + 1;
+            if !self.installed(top + 1) {
+                let n = layer.count().fetch_add(1, Relaxed) + 1;
                 if n >= layer.filter.capacity() {
                     self.grow(top);
                 }
@@ -311,9 +338,23 @@ impl GrowableBloomFilter {
         }
     }
 
+    /// Whether layer `i` is installed (step 3 of the protocol).
+    #[inline]
+    fn installed(&self, i: usize) -> bool {
+        #[cfg(all(unix, not(blockbloom_loom)))]
+        if self.file.is_some() {
+            return self.newest_in_files() >= i;
+        }
+        self.layers.get(i).is_some()
+    }
+
     /// Installs layer `top + 1` unless someone already did (or growth has failed before).
     #[cold]
     fn grow(&self, top: usize) {
+        #[cfg(all(unix, not(blockbloom_loom)))]
+        if self.file.is_some() {
+            return self.grow_in_files(top);
+        }
         if self.layers.get(top + 1).is_some() || self.growth_failed.load(Relaxed) {
             return;
         }
@@ -354,7 +395,7 @@ impl GrowableBloomFilter {
     /// false positives, which were not counted).
     pub fn estimated_len(&self) -> u64 {
         (0..self.num_layers())
-            .map(|i| self.layer(i).count.0.load(Relaxed))
+            .map(|i| self.layer(i).count().load(Relaxed))
             .sum()
     }
 
@@ -380,6 +421,14 @@ impl GrowableBloomFilter {
     pub fn seed(&self) -> u128 {
         self.shape.seed
     }
+
+    /// Whether the layers are files ([`open_file`](Self::open_file)).
+    pub fn is_file_backed(&self) -> bool {
+        #[cfg(all(unix, not(blockbloom_loom)))]
+        return self.file.is_some();
+        #[cfg(not(all(unix, not(blockbloom_loom))))]
+        false
+    }
 }
 
 impl fmt::Debug for GrowableBloomFilter {
@@ -390,6 +439,7 @@ impl fmt::Debug for GrowableBloomFilter {
             .field("target_fpr", &self.shape.fpr)
             .field("growth", &self.shape.growth)
             .field("tightening", &self.shape.tightening)
+            .field("file_backed", &self.is_file_backed())
             .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,295 @@
+//! The file-backed growable filter: [`GrowableBloomFilter::open_file`].
+//!
+//! Layer `i` is a file-backed [`BloomFilter`] of its own file — the path itself for the
+//! first layer, `PATH.i` next to it for the others — flagged `GROWS`, with live counters
+//! after its checksum (`format.rs`): the keys the layer took and, in the first file, the
+//! number of layers after the first. Growth is fixed at ×2 capacity and ×0.5 rate per layer
+//! (the header has no room for other values).
+//!
+//! # The protocol across processes
+//! In memory, a layer is *installed* by the compare-exchange on its slot; here it is
+//! installed by the compare-exchange (SeqCst) of the shared layer count from `i - 1` to
+//! `i`, made only after layer `i`'s file exists. Every process reads that count where the
+//! in-memory chain loads its slots (finding the newest layer, and step 3 of
+//! [`insert_if_absent`](GrowableBloomFilter::insert_if_absent)), and maps a layer it has not
+//! mapped yet before using it. The proof at `insert_if_absent` is about one location that
+//! is compare-exchanged once per layer and loaded by everyone, plus SeqCst fences; it holds
+//! word for word with the shared count as that location, for the reason given at
+//! [`BloomFilter::open_file`]: the atomic instructions act on the same physical memory
+//! through every mapping.
+//!
+//! Creating layer `i` is idempotent (the file is linked into place whole, and a process
+//! that finds it there opens it), so a process killed between creating the file and
+//! raising the count leaves a file that the next grower uses.
+
+use std::path::{Path, PathBuf};
+
+use super::{GrowableBloomFilter, Layer, Padded, Shape, MAX_LAYERS};
+use crate::error::Error;
+use crate::file::{open_existing, resolve_dangling_link};
+use crate::format::LAYERS_AT;
+use crate::hash::KeyHasher;
+use crate::storage::Slots;
+use crate::sync::{
+    AtomicBool, AtomicU64,
+    Ordering::{Acquire, Relaxed, SeqCst},
+};
+use crate::BloomFilter;
+
+/// Capacity ratio of consecutive layers of a file-backed chain.
+const GROWTH: u64 = 2;
+/// Rate ratio of consecutive layers of a file-backed chain.
+const TIGHTENING: f64 = 0.5;
+
+/// What a file-backed chain keeps of its files.
+pub(super) struct ChainFile {
+    /// The first layer's file (symlinks resolved), which names the others.
+    first: PathBuf,
+}
+
+/// The file of layer `i`: `first` itself, or `first.i`.
+fn layer_path(first: &Path, i: usize) -> PathBuf {
+    if i == 0 {
+        return first.to_path_buf();
+    }
+    let mut name = first.as_os_str().to_owned();
+    name.push(format!(".{i}"));
+    PathBuf::from(name)
+}
+
+/// The path of `path`'s real file: symlinks resolved, so that the layers live next to the
+/// file the link points at.
+fn real_path(path: &Path) -> Result<PathBuf, Error> {
+    let p = resolve_dangling_link(path)?;
+    Ok(std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+impl GrowableBloomFilter {
+    /// The growable filter stored in the file at `path` (and, once it grows, in `PATH.1`,
+    /// `PATH.2`, … next to it), shared by every thread and every process that opens it;
+    /// created with a first layer of `initial_capacity` keys for a total rate of `fpr` if
+    /// `path` is missing.
+    ///
+    /// Each layer is a file-backed [`BloomFilter`] (see [`BloomFilter::open_file`] for the
+    /// crash contract, which holds per layer), twice the capacity of the last at half its
+    /// rate, so the rate stays at `fpr` however many keys come and the files grow with the
+    /// keys: a chain that took 1,000 keys is the first layer's file only. The concurrency
+    /// contract — no false negatives, at most one winner per new key, across growth steps —
+    /// holds between processes too (the argument is in the source, `growable/file.rs`).
+    /// Opening reads the headers only.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// # let dir = std::env::temp_dir().join(format!("bb-grow-file-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("seen.bloom");
+    /// let seen = GrowableBloomFilter::open_file(&path, 1_000, 0.01)?;
+    /// let fresh = (0..10_000u64).filter(|i| seen.insert_if_absent(i)).count();
+    /// assert!(fresh > 9_900 && seen.num_layers() == 4);   // 1k + 2k + 4k + 8k ≥ 10k
+    /// drop(seen);
+    /// let again = GrowableBloomFilter::open_file_existing(&path)?; // all four layers
+    /// assert!((0..10_000u64).all(|i| !again.insert_if_absent(&i)));
+    /// assert!(dir.join("seen.bloom.3").exists());
+    /// # drop(again);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`GrowableBuilder::build`](super::GrowableBuilder::build) and
+    /// [`BloomFilter::open_file`]; [`Error::Conflict`] if the file holds a chain with another
+    /// initial capacity or rate, or a fixed-size filter (`what` is `"kind"`); an error if a
+    /// layer that the first file counts is missing or damaged.
+    pub fn open_file<P: AsRef<Path>>(
+        path: P,
+        initial_capacity: u64,
+        fpr: f64,
+    ) -> Result<Self, Error> {
+        // Validates the parameters the way an in-memory chain would.
+        Self::builder()
+            .initial_capacity(initial_capacity)
+            .fpr(fpr)
+            .seed(0)
+            .build()?;
+        let first = real_path(path.as_ref())?;
+        let layer0 = match open_existing(&first, None, true) {
+            Ok(f) => {
+                check_chain(&f, initial_capacity, fpr)?;
+                f
+            }
+            Err(Error::Io {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }) => BloomFilter::builder()
+                .capacity(initial_capacity)
+                .fpr(fpr * (1.0 - TIGHTENING))
+                .open_file_kind(&first, true, true)?,
+            Err(e) => return Err(e),
+        };
+        Self::from_first_layer(first, layer0)
+    }
+
+    /// The growable filter in the existing file at `path`, with its own parameters (see
+    /// [`open_file`](Self::open_file)).
+    ///
+    /// # Errors
+    /// [`Error::Io`] with kind `NotFound` if there is no such file; otherwise as
+    /// [`open_file`](Self::open_file).
+    pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
+        let first = real_path(path.as_ref())?;
+        let layer0 = open_existing(&first, None, true)?;
+        Self::from_first_layer(first, layer0)
+    }
+
+    /// The chain whose first layer is `layer0`, with every layer its file counts mapped.
+    fn from_first_layer(first: PathBuf, layer0: BloomFilter) -> Result<Self, Error> {
+        let shape = Shape {
+            seed: layer0.seed(),
+            initial_capacity: layer0.capacity(),
+            fpr: layer0.target_fpr() / (1.0 - TIGHTENING),
+            growth: GROWTH,
+            tightening: TIGHTENING,
+            huge_pages: false,
+        };
+        let chain = GrowableBloomFilter {
+            layers: Slots::new(Layer {
+                filter: layer0,
+                count: Padded(AtomicU64::new(0)),
+            }),
+            hasher: KeyHasher::new(shape.seed),
+            shape,
+            growth_failed: AtomicBool::new(false),
+            file: Some(ChainFile { first }),
+        };
+        let more = chain.layer_count().load(Acquire);
+        if more >= MAX_LAYERS as u64 {
+            return Err(Error::InvalidSnapshot("layer count out of range"));
+        }
+        for i in 1..=more as usize {
+            let layer = chain.open_layer(i, false)?;
+            let _ = chain.layers.install(i, Box::new(layer));
+        }
+        Ok(chain)
+    }
+
+    /// The shared number of layers after the first (in the first layer's trailer).
+    fn layer_count(&self) -> &AtomicU64 {
+        self.layer(0)
+            .filter
+            .chain_word(LAYERS_AT)
+            .expect("a file-backed chain's first layer is a layer file")
+    }
+
+    /// Opens (with `create`, or creates) layer `i`'s file, with the parameters the shape
+    /// gives it and the chain's seed.
+    fn open_layer(&self, i: usize, create: bool) -> Result<Layer, Error> {
+        let (capacity, fpr) = self.shape.layer_params(i);
+        let first = &self.file.as_ref().expect("file-backed").first;
+        let filter = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(self.shape.seed)
+            .open_file_kind(&layer_path(first, i), true, create)?;
+        Ok(Layer {
+            filter,
+            count: Padded(AtomicU64::new(0)),
+        })
+    }
+
+    /// The newest installed layer by the shared count, mapping the layers this process has
+    /// not mapped yet. A counted layer that cannot be opened (its file removed under us)
+    /// stops the scan there and marks growth failed.
+    pub(super) fn newest_in_files(&self) -> usize {
+        let counted = (self.layer_count().load(Acquire) as usize).min(MAX_LAYERS - 1);
+        let mut top = 0;
+        while top < counted {
+            if self.layers.get(top + 1).is_none() {
+                match self.open_layer(top + 1, false) {
+                    // Err: another thread of ours mapped it first; ours is dropped.
+                    Ok(layer) => drop(self.layers.install(top + 1, Box::new(layer))),
+                    Err(_) => {
+                        self.growth_failed.store(true, Relaxed);
+                        break;
+                    }
+                }
+            }
+            top += 1;
+        }
+        top
+    }
+
+    /// Creates (or finds) layer `top + 1`'s file, then installs it by raising the shared
+    /// count from `top` (unless another thread or process did).
+    pub(super) fn grow_in_files(&self, top: usize) {
+        if self.newest_in_files() > top || self.growth_failed.load(Relaxed) {
+            return;
+        }
+        if top + 1 >= MAX_LAYERS {
+            self.growth_failed.store(true, Relaxed);
+            return;
+        }
+        match self.open_layer(top + 1, true) {
+            Ok(layer) => {
+                drop(self.layers.install(top + 1, Box::new(layer)));
+                // Err: someone raised it already (the count only moves from `top` once).
+                let _ = self.layer_count().compare_exchange(
+                    top as u64,
+                    top as u64 + 1,
+                    SeqCst,
+                    Relaxed,
+                );
+            }
+            Err(_) => self.growth_failed.store(true, Relaxed),
+        }
+    }
+
+    /// Writes every layer's changed pages to its file and waits for the disk (see
+    /// [`BloomFilter::flush`]). Does nothing for a chain in memory.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if a write-back fails.
+    pub fn flush(&self) -> Result<(), Error> {
+        (0..self.num_layers()).try_for_each(|i| self.layer(i).filter.flush())
+    }
+
+    /// Closes a file-backed chain, reporting what dropping it would ignore: every layer is
+    /// flushed and, where this is the last handle on its file, sealed with its checksum (see
+    /// [`BloomFilter::close`]). For a chain in memory, the same as dropping it.
+    ///
+    /// # Errors
+    /// The first layer's error, after trying every layer.
+    pub fn close(mut self) -> Result<(), Error> {
+        let mut result = Ok(());
+        for i in 0..MAX_LAYERS {
+            if let Some(layer) = self.layers.get_mut(i) {
+                let r = layer.filter.close_file();
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+        }
+        result
+    }
+}
+
+/// [`Error::Conflict`] unless the first layer `f` is that of a chain for
+/// `initial_capacity` keys at rate `fpr`.
+fn check_chain(f: &BloomFilter, initial_capacity: u64, fpr: f64) -> Result<(), Error> {
+    let file_fpr = f.target_fpr() / (1.0 - TIGHTENING);
+    if f.capacity() != initial_capacity {
+        return Err(Error::Conflict {
+            what: "initial capacity",
+            file: f.capacity().to_string(),
+            requested: initial_capacity.to_string(),
+        });
+    }
+    // The first layer is sized for `fpr × 0.5` exactly (halving is exact in floats).
+    if f.target_fpr() != fpr * (1.0 - TIGHTENING) {
+        return Err(Error::Conflict {
+            what: "target fpr",
+            file: file_fpr.to_string(),
+            requested: fpr.to_string(),
+        });
+    }
+    Ok(())
+}
