@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use blockbloom::math;
 
-use crate::meta::Meta;
+use crate::meta::{self, Meta, Stored, SHARD_HEADER_BYTES};
+use crate::server::{meta_reply, Call, Op};
 use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, MAX_SHARD_BYTES};
 
 /// Options for creating or opening a [`RedisBloomFilter`]; made by
@@ -22,6 +23,7 @@ pub struct RedisBuilder {
     pub(crate) functions: bool,
     pub(crate) cluster: bool,
     pub(crate) direct: bool,
+    pub(crate) allow_eviction: bool,
 }
 
 impl RedisBuilder {
@@ -62,15 +64,26 @@ impl RedisBuilder {
         self.timeout = t;
         self
     }
-    /// How a batch reaches the bits. `true` (the default): each shard's part of the batch is
-    /// one plain `BITFIELD … SET u1 <offset> 1 …` command (`BITFIELD_RO … GET` for lookups),
-    /// and the client reads each key's verdict from the old bits it returns. `false`: the
-    /// batch goes to the `bb_set_v1` / `bb_get_v1` Lua function (or script), which runs the
-    /// same `BITFIELD` and returns one answer per key. Both are one atomic server-side step
-    /// per shard; the plain command measured 1.2–1.7× faster in the benchmark report (no Lua
-    /// table work per key), the function sends k times fewer integers back.
+    /// How a batch reaches the bits. `false` (the default): each shard's part of the batch
+    /// goes to the `bb_set_v2` / `bb_get_v2` Lua function (or script), which checks the
+    /// shard's header, reads the batch's bits (`BITFIELD_RO`) and sets only the missing ones
+    /// (`BITFIELD … SET`), atomically: a key already present writes nothing, so repeats cost
+    /// no AOF bytes and no replica traffic. `true`: one plain `BITFIELD shard GET i64 0 SET
+    /// u1 <offset> 1 …` command per shard, which sets every bit of every key (Redis then
+    /// logs and replicates the command whether or not a bit changed) and so notices a lost
+    /// shard only after writing to it; for servers without Lua.
     pub fn direct_bitfield(mut self, on: bool) -> Self {
         self.direct = on;
+        self
+    }
+    /// Accept a server whose `maxmemory-policy` may evict any key (`allkeys-*`). By default
+    /// `create`/`open` refuse one with [`Error::EvictionPolicy`]: an evicted shard empties
+    /// part of the filter (the next call touching it answers [`Error::StateLost`], and its
+    /// keys are fetched again). Safe policies: `noeviction` (writes fail with an error when
+    /// memory is full) and `volatile-*` (only keys with a TTL are evicted; the filter's keys
+    /// have none).
+    pub fn allow_eviction(mut self, on: bool) -> Self {
+        self.allow_eviction = on;
         self
     }
     /// Use `EVALSHA` scripts instead of Redis Functions (default: functions, falling back to
@@ -90,7 +103,7 @@ impl RedisBuilder {
         // Exactly the local builder's sizing, so `to_local` / `export` line up block for block.
         let sizing = math::size_filter(capacity, self.fpr, None, None)?;
         let (blocks, k) = (sizing.blocks, sizing.hashes);
-        if !(64..=MAX_SHARD_BYTES).contains(&self.shard_bytes) {
+        if !(2 * BLOCK_BYTES..=MAX_SHARD_BYTES).contains(&self.shard_bytes) {
             return Err(Error::InvalidShardSize(self.shard_bytes));
         }
         Ok(Meta {
@@ -99,29 +112,48 @@ impl RedisBuilder {
             hashes: k,
             capacity,
             fpr: self.fpr,
-            shard_blocks: (self.shard_bytes / BLOCK_BYTES).min(blocks),
+            // One block of each shard is its header.
+            shard_blocks: (self.shard_bytes / BLOCK_BYTES - SHARD_HEADER_BYTES / BLOCK_BYTES)
+                .min(blocks),
         })
     }
 
+    /// Connects, checks the eviction policy.
+    fn connect(&self, meta: Meta) -> Result<RedisBloomFilter> {
+        let mut f = RedisBloomFilter::connect(self, meta)?;
+        if !self.allow_eviction {
+            if let Some(policy) = f.eviction_policy()? {
+                if policy.starts_with("allkeys") {
+                    return Err(Error::EvictionPolicy(policy));
+                }
+            }
+        }
+        Ok(f)
+    }
+
     /// Creates the filter; [`Error::Conflict`] (field `"existence"`) if one of that name
-    /// exists already.
+    /// exists already (its parameter hash, or a shard).
     pub fn create(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
-        let mut f = RedisBloomFilter::connect(&self, meta.clone())?;
-        let (created, stored) = f.put_meta(&meta)?;
-        if !created {
-            return Err(Error::Conflict {
-                field: "existence",
-                stored: format!("a filter named {:?}", self.name),
-                requested: "a new one".into(),
-            });
+        let mut f = self.connect(meta.clone())?;
+        let exists = || Error::Conflict {
+            field: "existence",
+            stored: format!("a filter named {:?}", self.name),
+            requested: "a new one".into(),
+        };
+        if f.read_meta()?.is_some() || f.shard_headers()?.iter().any(Option::is_some) {
+            return Err(exists());
         }
-        f.set_meta(stored);
+        let stored = f.create_meta(&meta)?;
+        if stored.meta != meta {
+            return Err(exists());
+        }
         Ok(f)
     }
 
     /// Opens the filter of this name with its stored parameters; [`Error::NotFound`] if
-    /// there is none.
+    /// there is none. A parameter hash that vanished while the shards remain (eviction) is
+    /// re-created from the first shard's header.
     pub fn open(self) -> Result<RedisBloomFilter> {
         let placeholder = Meta {
             seed: 0,
@@ -131,42 +163,171 @@ impl RedisBuilder {
             fpr: 0.5,
             shard_blocks: 1,
         };
-        let mut f = RedisBloomFilter::connect(&self, placeholder)?;
-        let key = f.meta_key.clone();
-        let pairs: Vec<String> = f.with_key(&key, |c| redis::cmd("HGETALL").arg(&key).query(c))?;
-        if pairs.is_empty() {
-            return Err(Error::NotFound(self.name.clone()));
+        let mut f = self.connect(placeholder)?;
+        match f.read_meta()? {
+            Some(stored) => f.adopt(stored)?,
+            None => match f.first_shard_header()? {
+                Some(stored) => f.restore_meta(stored)?,
+                None => return Err(Error::NotFound(self.name.clone())),
+            },
         }
-        f.set_meta(Meta::parse(&pairs)?);
         Ok(f)
     }
 
     /// Opens the filter, creating it if absent (atomically: of several processes starting at
     /// once, one creates it and all use its parameters). An existing filter must have been
-    /// created with the same capacity and rate, else [`Error::Conflict`].
+    /// created with the same capacity and rate, else [`Error::Conflict`]. A parameter hash
+    /// that vanished while the shards remain is re-created from a shard's header (the
+    /// filter keeps its seed); after a total loss the filter is created anew.
     pub fn open_or_create(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
-        let mut f = RedisBloomFilter::connect(&self, meta.clone())?;
-        let (_, stored) = f.put_meta(&meta)?;
-        for (field, a, b) in [
-            (
-                "capacity",
-                stored.capacity.to_string(),
-                meta.capacity.to_string(),
-            ),
-            ("fpr", stored.fpr.to_string(), meta.fpr.to_string()),
-            ("blocks", stored.blocks.to_string(), meta.blocks.to_string()),
-            ("hashes", stored.hashes.to_string(), meta.hashes.to_string()),
-        ] {
-            if a != b {
-                return Err(Error::Conflict {
-                    field,
-                    stored: a,
-                    requested: b,
-                });
+        let mut f = self.connect(meta.clone())?;
+        let stored = match f.read_meta()? {
+            Some(stored) => stored,
+            None => match f.first_shard_header()? {
+                Some(stored) => stored,
+                None => {
+                    let stored = f.create_meta(&meta)?;
+                    if !stored.meta.same_shape(&meta) {
+                        return Err(meta.conflict(&stored.meta));
+                    }
+                    return Ok(f);
+                }
+            },
+        };
+        if !stored.meta.same_shape(&meta) {
+            return Err(meta.conflict(&stored.meta));
+        }
+        if f.read_meta()?.is_none() {
+            f.restore_meta(stored)?;
+        } else {
+            f.adopt(stored)?;
+        }
+        Ok(f)
+    }
+}
+
+impl RedisBloomFilter {
+    /// The server's `maxmemory-policy`, or `None` where `CONFIG GET` is refused (managed
+    /// services, ACLs).
+    fn eviction_policy(&mut self) -> Result<Option<String>> {
+        let key = self.meta_key.clone();
+        let r = self.with_key(&key, |c| {
+            redis::cmd("CONFIG")
+                .arg("GET")
+                .arg("maxmemory-policy")
+                .query::<Vec<String>>(c)
+        });
+        match r {
+            Ok(v) => Ok(v.get(1).cloned()),
+            Err(Error::Redis(e)) if e.kind() == redis::ErrorKind::ResponseError => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The parameter hash, if present (checked: [`Error::BadMeta`] if damaged or edited).
+    fn read_meta(&mut self) -> Result<Option<Stored>> {
+        let key = self.meta_key.clone();
+        let pairs: Vec<String> =
+            self.with_key(&key, |c| redis::cmd("HGETALL").arg(&key).query(c))?;
+        if pairs.is_empty() {
+            return Ok(None);
+        }
+        Meta::parse(&pairs).map(Some)
+    }
+
+    /// The first shard's header (which names every other shard's key).
+    fn first_shard_header(&mut self) -> Result<Option<Stored>> {
+        let key = self.shard_key(0);
+        let k2 = key.clone();
+        let h: Vec<u8> = self.with_key(&k2, |c| {
+            redis::cmd("GETRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(SHARD_HEADER_BYTES - 1)
+                .query(c)
+        })?;
+        Meta::from_header(&h)
+    }
+
+    /// Creates the filter as `meta` (a fresh incarnation): arms the shards, then writes the
+    /// parameter hash unless another process did first — whose filter is then adopted.
+    fn create_meta(&mut self, meta: &Meta) -> Result<Stored> {
+        let mine = Stored {
+            meta: meta.clone(),
+            incarnation: meta::new_incarnation(),
+        };
+        self.set_meta(mine.clone());
+        self.arm_all(&[])?;
+        let mut head = Vec::new();
+        for (a, b) in meta.fields(mine.incarnation) {
+            head.push(a.into_bytes());
+            head.push(b.into_bytes());
+        }
+        let key = self.meta_key.clone();
+        let reply = self.run_one(Call {
+            op: Op::Meta,
+            key,
+            head,
+            nums: Vec::new(),
+        })?;
+        let (created, pairs) = meta_reply(reply)?;
+        let stored = Meta::parse(&pairs)?;
+        if !created {
+            // Another process created it first: use its filter (our armed headers, if any,
+            // are replaced).
+            self.set_meta(stored.clone());
+            self.arm_all(&[mine.incarnation])?;
+        }
+        self.verify_shards()?;
+        Ok(stored)
+    }
+
+    /// Re-creates a vanished parameter hash from a shard header's identity.
+    fn restore_meta(&mut self, from: Stored) -> Result<()> {
+        let mut head = vec![from.incarnation.to_string().into_bytes()];
+        for (a, b) in from.meta.fields(from.incarnation) {
+            head.push(a.into_bytes());
+            head.push(b.into_bytes());
+        }
+        let key = self.meta_key.clone();
+        let reply = self.run_one(Call {
+            op: Op::Reincarnate,
+            key,
+            head,
+            nums: Vec::new(),
+        })?;
+        let stored = Meta::parse(&meta_reply(reply)?.1)?;
+        self.adopt(stored)
+    }
+
+    /// Takes `stored` as this handle's identity and checks the shards against it.
+    fn adopt(&mut self, stored: Stored) -> Result<()> {
+        self.set_meta(stored);
+        self.verify_shards()
+    }
+
+    /// Every shard must carry our identity: a header with other parameters or another seed
+    /// is [`Error::BadMeta`] (an edited parameter hash, or the keys of another filter); a
+    /// missing header or an older incarnation is a loss, handled by re-incarnating.
+    fn verify_shards(&mut self) -> Result<()> {
+        let mut lost = false;
+        for h in self.shard_headers()? {
+            match h {
+                Some(s) if s.meta != self.meta => {
+                    return Err(Error::BadMeta(
+                        "a shard's header disagrees with the parameter hash (edited, or the keys \
+                         of another filter)"
+                            .into(),
+                    ))
+                }
+                Some(s) if s.incarnation == self.incarnation => {}
+                _ => lost = true,
             }
         }
-        f.set_meta(stored);
-        Ok(f)
+        if lost {
+            self.reincarnate()?;
+        }
+        Ok(())
     }
 }

@@ -27,14 +27,33 @@ pub enum Error {
     /// The parameter hash in Redis is not one this version can use (damaged, or written by
     /// an incompatible version).
     BadMeta(String),
-    /// A shard key holds another type of value than a string.
+    /// A key of the filter holds another type of value than the filter put there (the key's
+    /// name, where known; else empty).
     WrongType(String),
     /// Invalid parameters, or an error of the local filter (import/export).
     Filter(blockbloom::Error),
     /// The server answered something this client did not expect.
     Protocol(String),
-    /// A shard size outside `64..=MAX_SHARD_BYTES` bytes was asked for.
+    /// A shard size outside `128..=MAX_SHARD_BYTES` bytes was asked for.
     InvalidShardSize(u64),
+    /// The filter's state in Redis was found lost — a shard or the parameter hash vanished
+    /// (a restart without persistence, an eviction, `FLUSHALL`), or another client found
+    /// such a loss first. The batch was not applied (or, with
+    /// [`direct_bitfield(true)`](crate::RedisBuilder::direct_bitfield), only partly): send
+    /// it again. The filter has been re-armed under a new incarnation and works again, but
+    /// keys inserted before the loss may now be answered "new": up to all of them are
+    /// fetched again (re-fetching is safe; nothing is reported seen that was not). Each
+    /// client gets this error once per loss.
+    StateLost {
+        /// The filter's name.
+        name: String,
+        /// The shard where the loss was seen.
+        shard: String,
+    },
+    /// The server evicts keys of any kind (`maxmemory-policy` is `allkeys-*`), which can
+    /// silently empty a filter's shards; allow it with
+    /// [`RedisBuilder::allow_eviction`](crate::RedisBuilder::allow_eviction).
+    EvictionPolicy(String),
 }
 
 impl fmt::Display for Error {
@@ -51,12 +70,30 @@ impl fmt::Display for Error {
                 "the filter in Redis has {field} = {stored}, but {requested} was requested"
             ),
             Error::BadMeta(why) => write!(f, "unusable filter parameters in Redis: {why}"),
-            Error::WrongType(k) => write!(f, "Redis key {k:?} is not a string (wrong type)"),
+            Error::WrongType(k) if k.is_empty() => f.write_str(
+                "a Redis key of the filter holds another type of value (WRONGTYPE): not a blockbloom filter's key",
+            ),
+            Error::WrongType(k) => write!(
+                f,
+                "Redis key {k:?} holds another type of value than a string (WRONGTYPE): not a blockbloom shard"
+            ),
             Error::Filter(e) => write!(f, "{e}"),
             Error::Protocol(why) => write!(f, "unexpected reply from Redis: {why}"),
+            Error::StateLost { name, shard } => write!(
+                f,
+                "the state of filter {name:?} in Redis was lost ({shard} was missing or re-armed: \
+                 restart without persistence, eviction or FLUSHALL); the batch was not applied \
+                 and the filter is re-armed: re-send the batch; keys seen before the loss may be \
+                 reported new again"
+            ),
+            Error::EvictionPolicy(p) => write!(
+                f,
+                "the server's maxmemory-policy is {p}, which may evict the filter's keys \
+                 (use a volatile-* policy or noeviction, or RedisBuilder::allow_eviction)"
+            ),
             Error::InvalidShardSize(b) => write!(
                 f,
-                "shard size must be between 64 bytes and {MAX_SHARD_BYTES} (Redis' string limit), got {b}"
+                "shard size must be between 128 bytes and {MAX_SHARD_BYTES} (Redis' string limit), got {b}"
             ),
         }
     }
@@ -81,7 +118,7 @@ impl From<blockbloom::Error> for Error {
 impl From<RedisError> for Error {
     fn from(e: RedisError) -> Self {
         if e.code() == Some("WRONGTYPE") {
-            return Error::WrongType(e.detail().unwrap_or_default().to_string());
+            return Error::WrongType(String::new()); // the key is named where it is known
         }
         Error::Redis(e)
     }

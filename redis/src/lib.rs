@@ -74,9 +74,10 @@ use blockbloom::Layout;
 
 pub use builder::RedisBuilder;
 pub use error::{Error, Result};
-use meta::Meta;
+use meta::{Meta, Stored, SHARD_HEADER_BYTES};
 use net::Net;
-use server::{Call, Mode, Op};
+use redis::Value;
+use server::{meta_reply, Call, Mode, Op};
 
 /// Bytes per block.
 const BLOCK_BYTES: u64 = 64;
@@ -99,6 +100,8 @@ pub struct RedisBloomFilter {
     pub(crate) name: String,
     pub(crate) meta_key: String,
     pub(crate) meta: Meta,
+    /// The incarnation this handle works in (see `meta.rs`).
+    pub(crate) incarnation: u64,
     pub(crate) layout: Layout,
 }
 
@@ -128,7 +131,8 @@ impl RedisBloomFilter {
             timeout: Duration::from_secs(5),
             functions: true,
             cluster: false,
-            direct: true,
+            direct: false,
+            allow_eviction: false,
         }
     }
 
@@ -180,15 +184,19 @@ impl RedisBloomFilter {
             name: b.name.clone(),
             meta_key: format!("{{{}}}.meta", b.name),
             meta,
+            incarnation: 0,
             layout,
         };
         f.load_server_code()?;
         Ok(f)
     }
 
-    pub(crate) fn set_meta(&mut self, meta: Meta) {
+    /// Adopts an identity and incarnation.
+    pub(crate) fn set_meta(&mut self, stored: Stored) {
+        let meta = stored.meta;
         self.layout = Layout::new(meta.seed, meta.blocks, meta.hashes).expect("validated");
         self.meta = meta;
+        self.incarnation = stored.incarnation;
     }
 
     /// A second handle on the same filter with its own connection (for another thread).
@@ -201,6 +209,7 @@ impl RedisBloomFilter {
             name: self.name.clone(),
             meta_key: self.meta_key.clone(),
             meta: self.meta.clone(),
+            incarnation: self.incarnation,
             layout: self.layout.clone(),
         };
         let key = f.meta_key.clone();
@@ -215,7 +224,7 @@ impl RedisBloomFilter {
 
     /// Number of shards (Redis string keys) holding the bits.
     pub fn num_shards(&self) -> u64 {
-        self.meta.blocks.div_ceil(self.meta.shard_blocks)
+        self.meta.shards()
     }
 
     /// Groups `keys` by shard: per shard, the key indices and the call arguments (`k`, then
@@ -227,7 +236,8 @@ impl RedisBloomFilter {
             let p = self.layout.probe(key);
             let block = p.block() as u64;
             let shard = block / self.meta.shard_blocks;
-            let base = (block % self.meta.shard_blocks) * 512;
+            // Each shard starts with its header (one block), then its blocks.
+            let base = SHARD_HEADER_BYTES * 8 + (block % self.meta.shard_blocks) * 512;
             let entry = match by_shard.iter_mut().find(|e| e.0 == shard) {
                 Some(e) => e,
                 None => {
@@ -257,42 +267,152 @@ impl RedisBloomFilter {
         if keys.is_empty() {
             return Ok(out);
         }
+        let inc = self.incarnation.to_be_bytes().to_vec();
         let (indices, calls): (Vec<Vec<usize>>, Vec<Call>) = self
             .plan(keys)
             .into_iter()
-            .map(|(shard, idx, args)| (idx, (op, self.shard_key(shard), args)))
+            .map(|(shard, idx, nums)| {
+                let key = self.shard_key(shard);
+                let head = vec![inc.clone()];
+                (
+                    idx,
+                    Call {
+                        op,
+                        key,
+                        head,
+                        nums,
+                    },
+                )
+            })
             .unzip();
         // `run_calls` answers every call or fails.
         let replies = self.run_calls(&calls)?;
-        for (idx, mut reply) in indices.iter().zip(replies) {
-            if self.direct {
-                // Old bits, k per key: new iff one was 0; present iff none was.
-                let k = self.meta.hashes as usize;
-                if reply.len() != idx.len() * k {
-                    return Err(Error::Protocol(format!(
-                        "{} bits for {} keys",
-                        reply.len(),
-                        idx.len()
-                    )));
+        let k = self.meta.hashes as usize;
+        let mut lost = None;
+        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
+            let ints = |v: &Value| -> Result<Vec<i64>> { Ok(redis::from_redis_value(v)?) };
+            let answers: Vec<i64> = match &reply {
+                Value::Array(items) if self.direct => {
+                    // The header's incarnation, then old bits, k per key: new iff one was
+                    // 0; present iff none was.
+                    let bits = ints(&reply)?;
+                    if bits.first() != Some(&(self.incarnation as i64)) {
+                        lost.get_or_insert(call.key.clone());
+                        continue;
+                    }
+                    if items.len() != 1 + idx.len() * k {
+                        return Err(Error::Protocol(format!(
+                            "{} bits for {} keys",
+                            items.len(),
+                            idx.len()
+                        )));
+                    }
+                    bits[1..]
+                        .chunks_exact(k)
+                        .map(|b| {
+                            let zero = b.contains(&0);
+                            (if op == Op::Set { zero } else { !zero }) as i64
+                        })
+                        .collect()
                 }
-                reply = reply
-                    .chunks_exact(k)
-                    .map(|bits| {
-                        let zero = bits.contains(&0);
-                        (if op == Op::Set { zero } else { !zero }) as i64
-                    })
-                    .collect();
-            }
-            if reply.len() != idx.len() {
+                Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
+                    ints(&Value::Array(items[1..].to_vec()))?
+                }
+                Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
+                    lost.get_or_insert(call.key.clone());
+                    continue;
+                }
+                Value::ServerError(_) => unreachable!("run_calls turns errors into Err"),
+                other => return Err(Error::Protocol(format!("reply {other:?}"))),
+            };
+            if answers.len() != idx.len() {
                 return Err(Error::Protocol(format!(
                     "{} answers for {} keys",
-                    reply.len(),
+                    answers.len(),
                     idx.len()
                 )));
             }
-            for (&i, r) in idx.iter().zip(reply) {
+            for (&i, r) in idx.iter().zip(answers) {
                 out[i] = r == 1;
             }
+        }
+        if let Some(shard) = lost {
+            return Err(self.recover(&shard));
+        }
+        Ok(out)
+    }
+
+    /// A shard did not have our incarnation's header: the state was lost (the shard, or
+    /// the whole database), or another client found a loss first and re-incarnated the
+    /// filter. Re-incarnates (or adopts the new incarnation), re-arms every shard, and
+    /// returns the error to report: [`Error::StateLost`], or what went wrong on the way.
+    fn recover(&mut self, shard: &str) -> Error {
+        match self.reincarnate() {
+            Ok(()) => Error::StateLost {
+                name: self.name.clone(),
+                shard: shard.to_string(),
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// Moves this handle (and the filter) to a new incarnation, or to the one another client
+    /// moved it to, and arms every shard with it.
+    pub(crate) fn reincarnate(&mut self) -> Result<()> {
+        let known = self.incarnation;
+        let fresh = meta::new_incarnation();
+        let mut head = vec![known.to_string().into_bytes()];
+        for (a, b) in self.meta.fields(fresh) {
+            head.push(a.into_bytes());
+            head.push(b.into_bytes());
+        }
+        let reply = self.run_one(Call {
+            op: Op::Reincarnate,
+            key: self.meta_key.clone(),
+            head,
+            nums: Vec::new(),
+        })?;
+        let stored = Meta::parse(&meta_reply(reply)?.1)?;
+        if !stored.meta.same_shape(&self.meta) {
+            // Re-created by a client with other parameters after the loss.
+            return Err(self.meta.conflict(&stored.meta));
+        }
+        // The same shape (a client that re-created it after a restart may have another
+        // seed: the bits under ours are gone anyway, so everyone moves to the stored one).
+        self.set_meta(stored);
+        self.arm_all(&[known])
+    }
+
+    /// Writes our header into every shard whose header is missing or holds one of the
+    /// incarnations `replace` (one pipelined call per shard).
+    pub(crate) fn arm_all(&mut self, replace: &[u64]) -> Result<()> {
+        let mut head = vec![self.meta.header(self.incarnation).to_vec()];
+        head.extend(replace.iter().map(|i| i.to_be_bytes().to_vec()));
+        let calls: Vec<Call> = (0..self.num_shards())
+            .map(|s| Call {
+                op: Op::Arm,
+                key: self.shard_key(s),
+                head: head.clone(),
+                nums: Vec::new(),
+            })
+            .collect();
+        self.run_calls(&calls).map(drop)
+    }
+
+    /// Every shard's header (`None` where missing), in one pipelined round trip per node.
+    pub(crate) fn shard_headers(&mut self) -> Result<Vec<Option<Stored>>> {
+        let keys: Vec<String> = (0..self.num_shards()).map(|s| self.shard_key(s)).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let k2 = key.clone();
+            let h: Vec<u8> = self.with_key(&k2, |c| {
+                redis::cmd("GETRANGE")
+                    .arg(&key)
+                    .arg(0)
+                    .arg(SHARD_HEADER_BYTES - 1)
+                    .query(c)
+            })?;
+            out.push(Meta::from_header(&h)?);
         }
         Ok(out)
     }
@@ -352,5 +472,10 @@ impl RedisBloomFilter {
     /// Whether calls go through Redis Functions (`true`) or `EVALSHA` scripts.
     pub fn uses_functions(&self) -> bool {
         matches!(self.mode, Mode::Functions)
+    }
+    /// The filter's current incarnation (changes when state was found lost; see
+    /// [`Error::StateLost`]).
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
     }
 }

@@ -2,6 +2,7 @@
 
 use blockbloom::BloomFilter;
 
+use crate::meta::SHARD_HEADER_BYTES;
 use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
 
 impl RedisBloomFilter {
@@ -12,7 +13,10 @@ impl RedisBloomFilter {
         let local = self.local_twin()?;
         for s in 0..self.num_shards() {
             let key = self.shard_key(s);
-            let bytes: Vec<u8> = self.with_key(&key, |c| redis::cmd("GET").arg(&key).query(c))?;
+            let mut bytes: Vec<u8> =
+                self.with_key(&key, |c| redis::cmd("GET").arg(&key).query(c))?;
+            // The shard's header, then its blocks.
+            bytes.drain(..bytes.len().min(SHARD_HEADER_BYTES as usize));
             let first = (s * self.meta.shard_blocks) as usize;
             let len = self.shard_len(s) as usize * BLOCK_BYTES as usize;
             if bytes.len() > len {
@@ -79,7 +83,9 @@ impl RedisBloomFilter {
         }
         let mut bytes = Vec::new();
         for s in 0..self.num_shards() {
+            // Zeros where the shard's header is: OR leaves the header as it is.
             bytes.clear();
+            bytes.resize(SHARD_HEADER_BYTES as usize, 0);
             let first = (s * self.meta.shard_blocks) as usize;
             local.block_bytes(first, self.shard_len(s) as usize, &mut bytes)?;
             if bytes.iter().all(|&b| b == 0) {

@@ -3,56 +3,64 @@
 
 use redis::{ConnectionLike, ErrorKind, RedisError, Value};
 
-use crate::meta::Meta;
 use crate::{net, Error, RedisBloomFilter, Result};
 
 /// The Lua source of the server side (see `src/blockbloom.lua`).
 const LUA: &str = include_str!("blockbloom.lua");
 /// Name of the function library; bump the suffix when the Lua changes incompatibly.
-const LIBRARY: &str = "blockbloom_v1";
+const LIBRARY: &str = "blockbloom_v2";
 
 /// A server-side operation on one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
-    /// Set a batch's bits in a shard, answering whether each key was new.
+    /// Set a batch's missing bits in a shard, answering whether each key was new.
     Set,
     /// Read a batch's bits in a shard, answering whether each key is present.
     Get,
     /// Create the parameter hash unless it exists.
     Meta,
+    /// Replace the parameter hash's incarnation after a loss (or re-create the hash).
+    Reincarnate,
+    /// Write a shard's header unless it holds another incarnation.
+    Arm,
 }
 
 impl Op {
-    /// The Redis Function that runs it.
-    fn function(self) -> &'static str {
+    const ALL: [Op; 5] = [Op::Set, Op::Get, Op::Meta, Op::Reincarnate, Op::Arm];
+
+    /// The Lua function body that runs it.
+    fn body(self) -> &'static str {
         match self {
-            Op::Set => "bb_set_v1",
-            Op::Get => "bb_get_v1",
-            Op::Meta => "bb_meta_v1",
+            Op::Set => "bb_set",
+            Op::Get => "bb_get",
+            Op::Meta => "bb_meta",
+            Op::Reincarnate => "bb_reincarnate",
+            Op::Arm => "bb_arm",
         }
     }
 
-    /// The plain command that runs it (`Set` and `Get` only).
-    fn bitfield_command(self) -> &'static str {
-        match self {
-            Op::Set => "BITFIELD",
-            _ => "BITFIELD_RO",
-        }
+    /// Whether the function only reads.
+    fn read_only(self) -> bool {
+        self == Op::Get
     }
 }
 
-/// One server-side call: the operation, its key, its arguments.
-pub(crate) type Call = (Op, String, Vec<u64>);
+/// One server-side call: the operation, its key, its leading byte-string arguments (the
+/// incarnation; a header), then its integer arguments (`k` and the bit offsets).
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    pub(crate) op: Op,
+    pub(crate) key: String,
+    pub(crate) head: Vec<Vec<u8>>,
+    pub(crate) nums: Vec<u64>,
+}
 
-/// How the Lua runs on this server.
+/// How the Lua runs on this server: Redis Functions, or `EVALSHA` with one script per
+/// [`Op`] (in the order of `Op::ALL`).
 #[derive(Clone, Debug)]
 pub(crate) enum Mode {
     Functions,
-    Scripts {
-        set: String,
-        get: String,
-        meta: String,
-    },
+    Scripts(Vec<String>),
 }
 
 impl RedisBloomFilter {
@@ -69,12 +77,19 @@ impl RedisBloomFilter {
     /// Loads the function library (or, failing that, the scripts).
     pub(crate) fn load_server_code(&mut self) -> Result<()> {
         if self.want_functions {
-            let code = format!(
-                "#!lua name={LIBRARY}\n{LUA}\n\
-                 redis.register_function('bb_set_v1', bb_set)\n\
-                 redis.register_function{{function_name='bb_get_v1', callback=bb_get, flags={{'no-writes'}}}}\n\
-                 redis.register_function('bb_meta_v1', bb_meta)\n"
-            );
+            let mut code = format!("#!lua name={LIBRARY}\n{LUA}\n");
+            for op in Op::ALL {
+                let flags = if op.read_only() {
+                    ", flags={'no-writes'}"
+                } else {
+                    ""
+                };
+                code.push_str(&format!(
+                    "redis.register_function{{function_name='{}_v2', callback={}{flags}}}\n",
+                    op.body(),
+                    op.body()
+                ));
+            }
             let mut ok = true;
             for node in self.net.primaries()? {
                 let r = self.net.on_node(&node, |c| {
@@ -100,8 +115,8 @@ impl RedisBloomFilter {
             }
         }
         let mut shas = Vec::new();
-        for body in ["bb_set", "bb_get", "bb_meta"] {
-            let script = format!("{LUA}\nreturn {body}(KEYS, ARGV)\n");
+        for op in Op::ALL {
+            let script = format!("{LUA}\nreturn {}(KEYS, ARGV)\n", op.body());
             let mut sha = String::new();
             for node in self.net.primaries()? {
                 sha = self.net.on_node(&node, |c| {
@@ -110,18 +125,23 @@ impl RedisBloomFilter {
             }
             shas.push(sha);
         }
-        let [set, get, meta]: [String; 3] = shas.try_into().expect("three scripts");
-        self.mode = Mode::Scripts { set, get, meta };
+        self.mode = Mode::Scripts(shas);
         Ok(())
     }
 
-    /// Adds one server-side call on `key` to `pipe`.
-    fn add_call(&self, pipe: &mut redis::Pipeline, op: Op, key: &str, args: &[u64]) {
-        if self.direct && op != Op::Meta {
-            // One BITFIELD command: all SETs (GETs) of the batch's keys in this shard, run
-            // atomically, answering each bit's old value.
-            let c = pipe.cmd(op.bitfield_command()).arg(key);
-            for &o in &args[1..] {
+    /// Adds one server-side call to `pipe`.
+    fn add_call(&self, pipe: &mut redis::Pipeline, call: &Call) {
+        let op = call.op;
+        if self.direct && matches!(op, Op::Set | Op::Get) {
+            // One BITFIELD command: the header's incarnation, then all SETs (GETs) of the
+            // batch's keys in this shard, run atomically, answering each bit's old value.
+            let cmd = if op == Op::Set {
+                "BITFIELD"
+            } else {
+                "BITFIELD_RO"
+            };
+            let c = pipe.cmd(cmd).arg(&call.key).arg("GET").arg("i64").arg(0);
+            for &o in &call.nums[1..] {
                 match op {
                     Op::Set => c.arg("SET").arg("u1").arg(o).arg(1),
                     _ => c.arg("GET").arg("u1").arg(o),
@@ -130,17 +150,13 @@ impl RedisBloomFilter {
             return;
         }
         let cmd = match &self.mode {
-            Mode::Functions => pipe.cmd("FCALL").arg(op.function()),
-            Mode::Scripts { set, get, meta } => {
-                let sha = match op {
-                    Op::Set => set,
-                    Op::Get => get,
-                    Op::Meta => meta,
-                };
-                pipe.cmd("EVALSHA").arg(sha.as_str())
+            Mode::Functions => pipe.cmd("FCALL").arg(format!("{}_v2", op.body())),
+            Mode::Scripts(shas) => {
+                let i = Op::ALL.iter().position(|&o| o == op).expect("listed");
+                pipe.cmd("EVALSHA").arg(shas[i].as_str())
             }
         };
-        cmd.arg(1).arg(key).arg(args);
+        cmd.arg(1).arg(&call.key).arg(&call.head).arg(&call.nums);
     }
 
     /// Sends `calls` (server-side call, key, arguments): one pipeline per node, so one round
@@ -148,13 +164,13 @@ impl RedisBloomFilter {
     /// without persistence, `FUNCTION FLUSH`) or, in a cluster, its slot `MOVED` — is retried
     /// once after reloading the code / re-reading the slot map; every other error fails the
     /// batch. Calls that ran are never sent twice (their answers would change).
-    pub(crate) fn run_calls(&mut self, calls: &[Call]) -> Result<Vec<Vec<i64>>> {
-        let mut out: Vec<Option<Vec<i64>>> = vec![None; calls.len()];
+    pub(crate) fn run_calls(&mut self, calls: &[Call]) -> Result<Vec<Value>> {
+        let mut out: Vec<Option<Value>> = vec![None; calls.len()];
         let mut pending: Vec<usize> = (0..calls.len()).collect();
         for attempt in 0..2 {
             let mut by_node: Vec<(String, Vec<usize>)> = Vec::new();
             for &i in &pending {
-                let node = self.net.node_of(&calls[i].1)?;
+                let node = self.net.node_of(&calls[i].key)?;
                 match by_node.iter_mut().find(|g| g.0 == node) {
                     Some(g) => g.1.push(i),
                     None => by_node.push((node, vec![i])),
@@ -164,8 +180,7 @@ impl RedisBloomFilter {
             for (node, idx) in by_node {
                 let mut pipe = redis::pipe();
                 for &i in &idx {
-                    let (op, key, args) = &calls[i];
-                    self.add_call(&mut pipe, *op, key, args);
+                    self.add_call(&mut pipe, &calls[i]);
                 }
                 let packed = pipe.get_packed_pipeline();
                 let replies = self
@@ -185,11 +200,13 @@ impl RedisBloomFilter {
                             if attempt == 0 && (code_missing(&e) || net::moved(&e)) {
                                 reload |= code_missing(&e);
                                 retry.push(i);
+                            } else if e.code() == Some("WRONGTYPE") {
+                                return Err(Error::WrongType(calls[i].key.clone()));
                             } else {
                                 return Err(e.into());
                             }
                         }
-                        v => out[i] = Some(redis::from_redis_value(&v)?),
+                        v => out[i] = Some(v),
                     }
                 }
             }
@@ -206,45 +223,25 @@ impl RedisBloomFilter {
             .collect()
     }
 
-    /// Writes the parameter hash unless it exists; returns (created, stored parameters).
-    pub(crate) fn put_meta(&mut self, meta: &Meta) -> Result<(bool, Meta)> {
-        let args: Vec<String> = meta
-            .fields()
-            .into_iter()
-            .flat_map(|(a, b)| [a, b])
-            .collect();
-        for attempt in 0..2 {
-            let mut cmd = match &self.mode {
-                Mode::Functions => {
-                    let mut c = redis::cmd("FCALL");
-                    c.arg("bb_meta_v1");
-                    c
-                }
-                Mode::Scripts { meta, .. } => {
-                    let mut c = redis::cmd("EVALSHA");
-                    c.arg(meta.as_str());
-                    c
-                }
-            };
-            cmd.arg(1).arg(&self.meta_key).arg(&args);
-            let key = self.meta_key.clone();
-            match self.with_key(&key, |c| cmd.query::<Vec<redis::Value>>(c)) {
-                Err(Error::Redis(e)) if attempt == 0 && code_missing(&e) => {
-                    self.load_server_code()?
-                }
-                Err(e) => return Err(e),
-                Ok(v) => {
-                    let created = matches!(v.first(), Some(redis::Value::Int(1)));
-                    let pairs: Vec<String> = v[1..]
-                        .iter()
-                        .map(redis::from_redis_value)
-                        .collect::<redis::RedisResult<_>>()?;
-                    return Ok((created, Meta::parse(&pairs)?));
-                }
-            }
-        }
-        unreachable!("returns on the second attempt")
+    /// Runs one call by itself (reloading our code once if the server lost it).
+    pub(crate) fn run_one(&mut self, call: Call) -> Result<Value> {
+        let mut r = self.run_calls(std::slice::from_ref(&call))?;
+        Ok(r.pop().expect("one answer per call"))
     }
+}
+
+/// The `{changed, field, value, …}` answer of `bb_meta` / `bb_reincarnate`: whether the
+/// hash was written, and the hash.
+pub(crate) fn meta_reply(v: Value) -> Result<(bool, Vec<String>)> {
+    let Value::Array(items) = v else {
+        return Err(Error::Protocol(format!("parameter hash reply {v:?}")));
+    };
+    let changed = matches!(items.first(), Some(Value::Int(1)));
+    let pairs = items[1..]
+        .iter()
+        .map(redis::from_redis_value)
+        .collect::<redis::RedisResult<Vec<String>>>()?;
+    Ok((changed, pairs))
 }
 
 /// The server lost our code (restart without persistence, `FUNCTION FLUSH`, `SCRIPT FLUSH`):
