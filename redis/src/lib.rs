@@ -473,6 +473,25 @@ impl RedisBloomFilter {
     pub fn uses_functions(&self) -> bool {
         matches!(self.mode, Mode::Functions)
     }
+    /// Waits until `replicas` replicas have acknowledged every write this handle sent
+    /// (Redis `WAIT`, on each primary it wrote to), for at most `timeout`; returns the
+    /// number of replicas that did (the least over the primaries). Keys whose insert
+    /// returned before this call, when it answers `replicas`, survive a failover to one of
+    /// those replicas.
+    pub fn wait_for_replicas(&mut self, replicas: u64, timeout: Duration) -> Result<u64> {
+        let mut least = u64::MAX;
+        for node in self.net.primaries()? {
+            let n: u64 = self.net.on_node(&node, |c| {
+                redis::cmd("WAIT")
+                    .arg(replicas)
+                    .arg(timeout.as_millis() as u64)
+                    .query(c)
+            })?;
+            least = least.min(n);
+        }
+        Ok(least)
+    }
+
     /// The filter's current incarnation (changes when state was found lost; see
     /// [`Error::StateLost`]).
     pub fn incarnation(&self) -> u64 {

@@ -101,6 +101,8 @@ impl RedisBloomFilter {
                 match r {
                     Ok(_) => {}
                     Err(e) if e.detail().is_some_and(|d| d.contains("already exists")) => {}
+                    // A read-only replica gets the library from its primary.
+                    Err(e) if e.kind() == ErrorKind::ReadOnly => {}
                     // Unknown command (Redis < 7) or not allowed: fall back to scripts.
                     Err(e) if e.kind() == ErrorKind::ResponseError => {
                         ok = false;

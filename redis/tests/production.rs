@@ -1,0 +1,388 @@
+//! blockbloom-redis where operators run it: a server killed and restarted empty, eviction
+//! under `maxmemory`, the append-only file, a replica and a failover, tampered parameters —
+//! each against real `redis-server` processes on loopback.
+
+mod common;
+
+use blockbloom_redis::{Error, RedisBloomFilter};
+use blockbloom_workload::{crawl_stream, url};
+use common::Server;
+use std::time::Duration;
+
+fn urls(ids: impl IntoIterator<Item = u64>) -> Vec<String> {
+    ids.into_iter().map(url).collect()
+}
+
+/// Offers `keys` in batches; a batch answered `StateLost` is counted and sent again, as is
+/// one that met a connection closed by a server restart (the documented fault model: the
+/// call failed, the next reconnects; sending it again is safe).
+fn offer(f: &mut RedisBloomFilter, keys: &[String]) -> (Vec<bool>, usize) {
+    let (mut out, mut lost, mut io) = (Vec::new(), 0, 0);
+    for chunk in keys.chunks(1000) {
+        loop {
+            match f.insert_if_absent_many(chunk) {
+                Ok(v) => {
+                    out.extend(v);
+                    break;
+                }
+                Err(Error::StateLost { .. }) => lost += 1,
+                Err(Error::Redis(e)) if io == 0 && e.is_io_error() => io += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    (out, lost)
+}
+
+/// The issue's split: A works; the server is killed and restarted empty; B opens the
+/// filter by name (re-creating it). A's next call is `StateLost` (not a silent answer),
+/// after which A and B share one identity: of 100,000 new URLs offered to both, none is
+/// fetched by both, and the rate at capacity is the target's.
+#[test]
+fn a_restart_without_persistence_does_not_split_the_filter() {
+    if !common::available() {
+        return;
+    }
+    for direct in [false, true] {
+        let mut s = Server::start();
+        let u = s.url();
+        let open = |u: &str| {
+            RedisBloomFilter::builder(u, "crawl:seen")
+                .capacity(200_000)
+                .fpr(0.01)
+                .direct_bitfield(direct)
+                .open_or_create()
+                .unwrap()
+        };
+        let mut a = open(&u);
+        let before = urls(0..50_000);
+        assert!(offer(&mut a, &before).0.iter().filter(|&&x| x).count() > 49_000);
+        let seed_before = a.incarnation();
+        s.restart(); // SIGKILL, then an empty server
+        let mut b = open(&u);
+        let keys = urls(1_000_000..1_100_000);
+        let (fa, lost_a) = offer(&mut a, &keys);
+        let (fb, lost_b) = offer(&mut b, &keys);
+        assert_eq!(lost_a, 1, "A must be told once that the state was lost");
+        assert_eq!(lost_b, 0);
+        assert_ne!(a.incarnation(), seed_before);
+        assert_eq!(a.incarnation(), b.incarnation());
+        let both = fa.iter().zip(&fb).filter(|(x, y)| **x && **y).count();
+        assert_eq!(both, 0, "{both} URLs fetched by both (direct: {direct})");
+        // The URLs from before the restart are gone with it: new again (re-fetched), never
+        // the reverse.
+        let again = offer(&mut b, &before).0.iter().filter(|&&x| x).count();
+        assert!(again > 49_000, "{again}");
+        // Rate at capacity (150,000 keys in): within the target.
+        let fp = offer(&mut a, &urls(5_000_000..5_050_000))
+            .0
+            .iter()
+            .filter(|&&x| !x)
+            .count();
+        assert!(
+            fp < 50_000 * 15 / 1000,
+            "{fp} false positives of 50,000 at 1%"
+        );
+        drop(s);
+    }
+}
+
+/// The reverse order: after the restart, A's call comes first and re-creates the filter
+/// with A's own parameters and seed; B then opens that one.
+#[test]
+fn after_a_restart_the_first_client_recreates_its_own_filter() {
+    if !common::available() {
+        return;
+    }
+    let mut s = Server::start();
+    let u = s.url();
+    let mut a = RedisBloomFilter::open_or_create(&u, "f", 100_000, 0.01).unwrap();
+    a.insert_if_absent_many(&urls(0..1000)).unwrap();
+    s.restart();
+    // The first call meets the connection the restart closed; the next reconnects and
+    // finds the state lost.
+    assert!(matches!(a.insert_if_absent_many(&urls(0..10)), Err(Error::Redis(_))));
+    assert!(matches!(
+        a.insert_if_absent_many(&urls(0..10)),
+        Err(Error::StateLost { .. })
+    ));
+    let mut b = RedisBloomFilter::open_or_create(&u, "f", 100_000, 0.01).unwrap();
+    assert_eq!(a.incarnation(), b.incarnation());
+    let keys = urls(10_000..20_000);
+    let fa = a.insert_if_absent_many(&keys).unwrap();
+    let fb = b.insert_if_absent_many(&keys).unwrap();
+    assert!(fa.iter().filter(|&&x| x).count() > 9_900);
+    assert!(
+        fb.iter().all(|&x| !x),
+        "B must see A's inserts: one identity"
+    );
+}
+
+/// The parameter hash alone vanishes (evicted, or deleted by hand) while the shards live:
+/// a new client restores it from a shard's header — the same seed — instead of creating a
+/// new filter.
+#[test]
+fn a_vanished_parameter_hash_is_restored_from_the_shards() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let u = s.url();
+    let mut a = RedisBloomFilter::open_or_create(&u, "f", 100_000, 0.01).unwrap();
+    let keys = urls(0..5_000);
+    a.insert_if_absent_many(&keys).unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg("{f}.meta")
+        .query(&mut s.conn())
+        .unwrap();
+    let mut b = RedisBloomFilter::open_or_create(&u, "f", 100_000, 0.01).unwrap();
+    assert!(b.contains_many(&keys).unwrap().iter().all(|&x| x));
+    let _: () = redis::cmd("DEL")
+        .arg("{f}.meta")
+        .query(&mut s.conn())
+        .unwrap();
+    let mut c = RedisBloomFilter::open(&u, "f").unwrap();
+    assert!(c.contains_many(&keys).unwrap().iter().all(|&x| x));
+    assert!(a.insert_if_absent_many(&keys).unwrap().iter().all(|&x| !x));
+}
+
+/// `allkeys-*` eviction is refused unless asked for; with it, evicted shards are reported
+/// (`StateLost`), never answered as "new" in silence.
+#[test]
+fn eviction_is_refused_or_reported() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::with_args(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--maxmemory",
+        "16mb",
+        "--maxmemory-policy",
+        "allkeys-lru",
+    ]);
+    let u = s.url();
+    let b = || {
+        RedisBloomFilter::builder(&u, "big")
+            .capacity(20_000_000)
+            .fpr(0.01)
+            .shard_bytes(1 << 20)
+    };
+    assert!(matches!(
+        b().open_or_create(),
+        Err(Error::EvictionPolicy(p)) if p == "allkeys-lru"
+    ));
+    let mut f = b().allow_eviction(true).open_or_create().unwrap();
+    // 24 MiB of shards on a 16 MiB server: filling them evicts some.
+    let keys = urls(0..600_000);
+    let (mut lost, mut silently_new) = (0, 0);
+    for chunk in keys.chunks(10_000) {
+        match f.insert_if_absent_many(chunk) {
+            Ok(_) | Err(Error::StateLost { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    for chunk in keys.chunks(10_000) {
+        match f.insert_if_absent_many(chunk) {
+            Ok(v) => silently_new += v.iter().filter(|&&x| x).count(),
+            Err(Error::StateLost { .. }) => lost += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let evicted: u64 = redis::cmd("INFO")
+        .arg("stats")
+        .query::<String>(&mut s.conn())
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("evicted_keys:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    eprintln!("evicted keys {evicted}; StateLost batches {lost}; new on re-offer {silently_new}");
+    assert!(evicted > 0, "the test did not make the server evict");
+    assert!(lost > 0, "evictions went unreported");
+    // Batches that answered: a re-offered key is new only as a false positive… or because
+    // its shard was evicted and re-armed within this pass (then the pass saw StateLost).
+    assert!(silently_new < keys.len() / 2);
+}
+
+/// AOF bytes on a crawl's link stream (97% repeats): the default call writes only bits that
+/// change; the plain `BITFIELD` (`direct_bitfield(true)`) logs every bit of every key.
+#[test]
+fn duplicates_write_nothing_to_the_aof() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::with_args(&["--save", "", "--appendonly", "yes", "--appendfsync", "no"]);
+    let u = s.url();
+    let (stream, distinct) = crawl_stream(300_000, 0.03, 5);
+    let keys = urls(stream.iter().copied());
+    let aof = |s: &Server| -> u64 {
+        let dir = s.dir.join("appendonlydir");
+        let files = std::fs::read_dir(&dir).map(|d| d.flatten().collect::<Vec<_>>());
+        files
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| e.file_name().to_string_lossy().contains(".incr."))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+    let mut sizes = Vec::new();
+    for direct in [false, true] {
+        let name = format!("aof-{direct}");
+        let mut f = RedisBloomFilter::builder(&u, &name)
+            .capacity(40_000)
+            .fpr(0.01)
+            .direct_bitfield(direct)
+            .create()
+            .unwrap();
+        let _: () = redis::cmd("BGREWRITEAOF").query(&mut s.conn()).unwrap();
+        std::thread::sleep(Duration::from_millis(1500)); // the rewrite starts a new file
+        let start = aof(&s);
+        for _ in 0..3 {
+            for chunk in keys.chunks(1000) {
+                f.insert_if_absent_many(chunk).unwrap();
+            }
+        }
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("appendfsync")
+            .arg("always")
+            .query(&mut s.conn())
+            .unwrap();
+        f.insert_if_absent("flush").unwrap();
+        let bytes = aof(&s) - start;
+        // Bits set: every 1 after the shards' 64-byte headers.
+        let mut bits = 0u64;
+        for i in 0..f.num_shards() {
+            let n: u64 = redis::cmd("BITCOUNT")
+                .arg(format!("{{{name}.{i}}}.bits"))
+                .arg(64)
+                .arg(-1)
+                .query(&mut s.conn())
+                .unwrap();
+            bits += n;
+        }
+        eprintln!(
+            "direct {direct}: {bytes} AOF bytes for {} links ({distinct} distinct, {bits} bits \
+             set): {:.1} per distinct, {:.1} per bit set",
+            keys.len() * 3,
+            bytes as f64 / distinct as f64,
+            bytes as f64 / bits as f64
+        );
+        sizes.push((bytes, bits));
+    }
+    // Only bits that change are written: at most twice the bytes of the commands that set
+    // them (`SET u1 <offset> 1` is 36 bytes in the AOF's RESP).
+    let (bytes, bits) = sizes[0];
+    assert!(bytes <= 2 * 36 * bits, "{bytes} AOF bytes for {bits} bits set");
+    assert!(sizes[0].0 * 20 < sizes[1].0, "{sizes:?}");
+}
+
+/// A tampered parameter hash is `BadMeta` at open — an edited seed or shard size fails its
+/// checksum, absurd sizes their bounds — and at once (no call sized by the damage).
+#[test]
+fn tampered_parameters_are_refused_at_open() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let u = s.url();
+    RedisBloomFilter::create(&u, "t", 100_000, 0.01).unwrap();
+    for (field, value) in [
+        ("seed", "12345"),
+        ("shard_blocks", "1"),
+        ("blocks", "1000000000000"),
+    ] {
+        let saved: String = redis::cmd("HGET")
+            .arg("{t}.meta")
+            .arg(field)
+            .query(&mut s.conn())
+            .unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg("{t}.meta")
+            .arg(field)
+            .arg(value)
+            .query(&mut s.conn())
+            .unwrap();
+        let t = std::time::Instant::now();
+        match RedisBloomFilter::open(&u, "t") {
+            Err(Error::BadMeta(why)) => assert!(why.contains("checksum"), "{why}"),
+            other => panic!("{field}: {other:?}"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(2));
+        let _: () = redis::cmd("HSET")
+            .arg("{t}.meta")
+            .arg(field)
+            .arg(saved)
+            .query(&mut s.conn())
+            .unwrap();
+    }
+    assert!(RedisBloomFilter::open(&u, "t").is_ok());
+    // A shard's header edited to another seed: the shards disagree with the hash.
+    let _: () = redis::cmd("SETRANGE")
+        .arg("{t.0}.bits")
+        .arg(10)
+        .arg("x")
+        .query(&mut s.conn())
+        .unwrap();
+    assert!(matches!(
+        RedisBloomFilter::open(&u, "t"),
+        Err(Error::BadMeta(_))
+    ));
+}
+
+/// A real replica: after inserts and `WAIT`, the replica answers `contains` for every key;
+/// then the replica is promoted (failover) and the crawl goes on there with 0 false
+/// negatives for the acknowledged keys.
+#[test]
+fn a_replica_has_every_acknowledged_key_and_takes_over() {
+    if !common::available() {
+        return;
+    }
+    let primary = Server::start();
+    let port = primary.port.to_string();
+    let replica = Server::with_args(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    let mut f = RedisBloomFilter::open_or_create(&primary.url(), "r", 200_000, 0.01).unwrap();
+    let keys = urls(0..100_000);
+    for chunk in keys.chunks(2000) {
+        f.insert_if_absent_many(chunk).unwrap();
+    }
+    assert_eq!(f.wait_for_replicas(1, Duration::from_secs(10)).unwrap(), 1);
+    // The replica, read through the library (a read-only open and lookups).
+    let mut r = RedisBloomFilter::open(&replica.url(), "r").unwrap();
+    let present = r.contains_many(&keys).unwrap();
+    assert_eq!(
+        present.iter().filter(|&&x| !x).count(),
+        0,
+        "keys missing on the replica"
+    );
+    // Failover: promote the replica, keep going there.
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut replica.conn())
+        .unwrap();
+    drop(primary);
+    let mut g = RedisBloomFilter::open_or_create(&replica.url(), "r", 200_000, 0.01).unwrap();
+    let more = urls(100_000..150_000);
+    let fresh = g.insert_if_absent_many(&more).unwrap();
+    assert!(fresh.iter().filter(|&&x| x).count() > 49_000);
+    let again = g.insert_if_absent_many(&keys).unwrap();
+    assert_eq!(
+        again.iter().filter(|&&x| x).count(),
+        0,
+        "acknowledged keys lost in the failover"
+    );
+}
