@@ -17,23 +17,30 @@
 //!   little-endian `u64` words per 64-byte block), in Redis strings ("shards", at most 512 MB
 //!   each by Redis' limit; 64 MiB by default). Shard `i` of filter `name` is the key
 //!   `{name.i}.bits`: the braces are a cluster hash tag per shard, so a Redis Cluster spreads
-//!   the shards over its nodes.
-//! * **Parameters** (number of blocks and hashes, capacity, rate, shard size, and the
-//!   128-bit hashing key) live in the hash `{name}.meta`, written once, atomically, by whichever
-//!   process creates the filter. Every process that opens the filter by name uses them; opening
-//!   with different capacity or rate is an [`Error::Conflict`], never silent corruption.
-//! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does),
-//!   groups a batch by shard, and sends one server-side call per shard — all of them in one
-//!   pipelined round trip. By default the call is one `BITFIELD shard SET u1 <offset> 1 …`
-//!   command setting all bits of the batch's keys in that shard and returning their old
-//!   values: a key is new iff one of its old bits was 0. Redis runs a command atomically, so
-//!   each key's check-and-set is atomic: two processes can never both get `true` for one new
-//!   key (and a key repeated in a batch is new at most once). With
-//!   [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the call is a Redis Function
-//!   (`FUNCTION LOAD`, library `blockbloom_v1`) running the same `BITFIELD` and answering
-//!   per key; where functions are unavailable (Redis < 7, or ACLs) the same Lua runs through
-//!   `EVALSHA`. Creating the parameter hash always goes through the function (or script), so
-//!   that exactly one process creates it.
+//!   the shards over its nodes. Each shard starts with a 64-byte **header** — the filter's
+//!   parameters, its 128-bit hashing key and its *incarnation* (a random number chosen when
+//!   the filter is created) — and its blocks follow.
+//! * **Parameters** (number of blocks and hashes, capacity, rate, shard size, the hashing
+//!   key, a checksum, and the incarnation) live in the hash `{name}.meta`, written once,
+//!   atomically, by whichever process creates the filter. Every process that opens the filter
+//!   by name uses them; opening with different capacity or rate is an [`Error::Conflict`];
+//!   an edited or damaged hash, or one that disagrees with the shards' headers, is
+//!   [`Error::BadMeta`]. If the hash vanished but the shards did not (eviction, a `DEL`), it
+//!   is restored from a shard's header: a filter's hashing key never changes while its bits
+//!   exist.
+//! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does) and
+//!   groups a batch by shard. By default, per shard, one `BITFIELD_RO` reads the header's
+//!   incarnation and the batch's bits, then one `BITFIELD … SET` sets only the bits found
+//!   missing (each step one pipelined round trip for all shards): a key already present
+//!   writes nothing, so a crawl's repeats cost no AOF bytes and no replica traffic. A key is
+//!   new iff one of its SETs found a 0; since a SET covers every bit of the key that its read
+//!   found missing, after the first SET that flips a bit of a key all its bits are 1, so two
+//!   processes can never both get `true` for one new key (and a key repeated in a batch is
+//!   new at most once). With [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the
+//!   same read-then-set runs inside a Redis Function (`FUNCTION LOAD`, library
+//!   `blockbloom_v2`; `EVALSHA` scripts where functions are unavailable), atomically and in
+//!   one round trip. Creating the parameter hash always goes through the function (or
+//!   script), so that exactly one process creates it.
 //!
 //! # Faults
 //! Every failure is an [`Error`]; no call ever answers `true`/`false` for a key whose state
@@ -45,14 +52,28 @@
 //! found`, `NOSCRIPT`) is reloaded and the call retried once — safe, since the call did not
 //! run. A key of the wrong type where a shard should be is [`Error::WrongType`].
 //!
-//! # Persistence
-//! The filter is only as durable as Redis. Without persistence (`save ""`, `appendonly no`)
-//! a restart empties it: every URL looks new again (re-crawled, not lost), and the parameter
-//! hash is gone, so [`open`](RedisBloomFilter::open) fails until it is re-created. For a crawl
-//! frontier, run Redis with `appendonly yes` and `appendfsync everysec` (at most about a
-//! second of inserts lost in a crash: those URLs are fetched again) or `appendfsync always`
-//! (nothing acknowledged is lost, at a throughput cost). Functions are persisted with the
-//! data; scripts are not (they are reloaded automatically).
+//! **Lost state is detected, not guessed.** Every call checks, in the same atomic command as
+//! its bits, that the shard's header holds the incarnation the client knows. A shard that
+//! vanished (a restart without persistence, an eviction, `FLUSHALL`) has no header: the call
+//! answers [`Error::StateLost`], and the client re-arms the filter under a new incarnation
+//! (re-creating the parameter hash with its own parameters and key if it is gone too).
+//! Every other client then finds the new incarnation on its next call and gets
+//! `StateLost` once as well, adopting it — so after a loss all clients work in one filter
+//! again, never in two with different keys. What to do on `StateLost`: send the batch
+//! again (it was not applied), and know that URLs seen before the loss can be answered
+//! "new" again (re-fetched; at most the filter's previous count of distinct keys).
+//! `create`/`open` refuse a server whose `maxmemory-policy` is `allkeys-*`
+//! ([`Error::EvictionPolicy`]; opt in with [`RedisBuilder::allow_eviction`]); `noeviction`
+//! and `volatile-*` never evict the filter's keys (they have no TTL).
+//!
+//! # Persistence and replicas
+//! The filter is only as durable as Redis. For a crawl frontier, run Redis with
+//! `appendonly yes` and `appendfsync everysec` (at most about a second of inserts lost in a
+//! crash: those URLs are fetched again) or `appendfsync always` (nothing acknowledged is
+//! lost, at a throughput cost). Only bits that change reach the AOF and the replicas.
+//! [`wait_for_replicas`](RedisBloomFilter::wait_for_replicas) (`WAIT`) makes the inserts so
+//! far survive a failover to a replica that acknowledged them. Functions are persisted and
+//! replicated with the data; scripts are not (they are reloaded automatically).
 #![warn(missing_docs)]
 
 // One file per part: `error` (Error, Result), `meta` (the parameter hash), `builder`
@@ -94,7 +115,8 @@ pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 pub struct RedisBloomFilter {
     pub(crate) net: Net,
     pub(crate) mode: Mode,
-    /// Send plain `BITFIELD` commands instead of calling the function/script.
+    /// Send plain `BITFIELD` commands (read, then set the missing bits) instead of calling
+    /// the function/script.
     pub(crate) direct: bool,
     pub(crate) want_functions: bool,
     pub(crate) name: String,
@@ -131,7 +153,7 @@ impl RedisBloomFilter {
             timeout: Duration::from_secs(5),
             functions: true,
             cluster: false,
-            direct: false,
+            direct: true,
             allow_eviction: false,
         }
     }
@@ -285,45 +307,34 @@ impl RedisBloomFilter {
                 )
             })
             .unzip();
+        if self.direct && op == Op::Set {
+            return self.two_step_set(keys.len(), &indices, calls);
+        }
         // `run_calls` answers every call or fails.
         let replies = self.run_calls(&calls)?;
         let k = self.meta.hashes as usize;
         let mut lost = None;
         for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
-            let ints = |v: &Value| -> Result<Vec<i64>> { Ok(redis::from_redis_value(v)?) };
-            let answers: Vec<i64> = match &reply {
-                Value::Array(items) if self.direct => {
-                    // The header's incarnation, then old bits, k per key: new iff one was
-                    // 0; present iff none was.
-                    let bits = ints(&reply)?;
-                    if bits.first() != Some(&(self.incarnation as i64)) {
+            let answers: Vec<i64> = if self.direct {
+                // Old bits, k per key: present iff none was 0.
+                let Some(bits) = self.direct_bits(&reply, idx.len() * k)? else {
+                    lost.get_or_insert(call.key.clone());
+                    continue;
+                };
+                bits.chunks_exact(k)
+                    .map(|b| !b.contains(&0) as i64)
+                    .collect()
+            } else {
+                match reply {
+                    Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
+                        redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
+                    }
+                    Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
                         lost.get_or_insert(call.key.clone());
                         continue;
                     }
-                    if items.len() != 1 + idx.len() * k {
-                        return Err(Error::Protocol(format!(
-                            "{} bits for {} keys",
-                            items.len(),
-                            idx.len()
-                        )));
-                    }
-                    bits[1..]
-                        .chunks_exact(k)
-                        .map(|b| {
-                            let zero = b.contains(&0);
-                            (if op == Op::Set { zero } else { !zero }) as i64
-                        })
-                        .collect()
+                    other => return Err(Error::Protocol(format!("reply {other:?}"))),
                 }
-                Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
-                    ints(&Value::Array(items[1..].to_vec()))?
-                }
-                Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
-                    lost.get_or_insert(call.key.clone());
-                    continue;
-                }
-                Value::ServerError(_) => unreachable!("run_calls turns errors into Err"),
-                other => return Err(Error::Protocol(format!("reply {other:?}"))),
             };
             if answers.len() != idx.len() {
                 return Err(Error::Protocol(format!(
@@ -334,6 +345,88 @@ impl RedisBloomFilter {
             }
             for (&i, r) in idx.iter().zip(answers) {
                 out[i] = r == 1;
+            }
+        }
+        if let Some(shard) = lost {
+            return Err(self.recover(&shard));
+        }
+        Ok(out)
+    }
+
+    /// The bits of a plain `BITFIELD` reply (`GET i64 0` first): `None` if the shard's
+    /// header is not our incarnation's.
+    fn direct_bits(&self, reply: &Value, bits: usize) -> Result<Option<Vec<i64>>> {
+        let v: Vec<i64> = redis::from_redis_value(reply)?;
+        if v.first() != Some(&(self.incarnation as i64)) {
+            return Ok(None);
+        }
+        if v.len() != 1 + bits {
+            return Err(Error::Protocol(format!("{} bits for {bits}", v.len() - 1)));
+        }
+        Ok(Some(v[1..].to_vec()))
+    }
+
+    /// `insert_if_absent_many` with plain commands, in two steps per shard: read the
+    /// batch's bits (`BITFIELD_RO`), then set only the missing ones (`BITFIELD … SET`),
+    /// each step one pipelined round trip, so that keys already present write nothing. A
+    /// key is new iff one of *its* SETs found a 0. At most one winner across processes:
+    /// a call's SET covers every bit of the key that its read found missing, so after
+    /// the first SET that flips any bit of a key all its bits are 1, and every later SET of
+    /// that key finds only 1s (bits never go back to 0); the same holds for a key repeated
+    /// in one batch, whose SETs run in order within one command.
+    fn two_step_set(
+        &mut self,
+        n: usize,
+        indices: &[Vec<usize>],
+        calls: Vec<Call>,
+    ) -> Result<Vec<bool>> {
+        let k = self.meta.hashes as usize;
+        let reads: Vec<Call> = calls
+            .iter()
+            .map(|c| Call {
+                op: Op::Get,
+                ..c.clone()
+            })
+            .collect();
+        let replies = self.run_calls(&reads)?;
+        let (mut sets, mut owners) = (Vec::new(), Vec::new());
+        let mut lost = None;
+        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
+            let Some(bits) = self.direct_bits(&reply, idx.len() * k)? else {
+                lost.get_or_insert(call.key.clone());
+                continue;
+            };
+            let (mut nums, mut owner) = (vec![0u64], Vec::new());
+            for (j, &i) in idx.iter().enumerate() {
+                for b in 0..k {
+                    if bits[j * k + b] == 0 {
+                        nums.push(call.nums[1 + j * k + b]);
+                        owner.push(i);
+                    }
+                }
+            }
+            if !owner.is_empty() {
+                sets.push(Call {
+                    op: Op::Set,
+                    key: call.key.clone(),
+                    head: Vec::new(),
+                    nums,
+                });
+                owners.push(owner);
+            }
+        }
+        if let Some(shard) = lost {
+            return Err(self.recover(&shard));
+        }
+        let mut out = vec![false; n];
+        let replies = self.run_calls(&sets)?;
+        for ((owner, call), reply) in owners.iter().zip(&sets).zip(replies) {
+            let Some(old) = self.direct_bits(&reply, owner.len())? else {
+                lost.get_or_insert(call.key.clone());
+                continue;
+            };
+            for (&i, bit) in owner.iter().zip(old) {
+                out[i] |= bit == 0;
             }
         }
         if let Some(shard) = lost {
