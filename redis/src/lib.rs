@@ -78,10 +78,11 @@
 
 // One file per part: `error` (Error, Result), `meta` (the parameter hash), `builder`
 // (create/open), `server` (the Lua library and the pipelined calls), `net` (connections,
-// cluster routing), `local` (to and from a local BloomFilter); this file: the filter handle
-// and its batched operations.
+// cluster routing), `local` (to and from a local BloomFilter), `front` (an in-process filter
+// in front); this file: the filter handle and its batched operations.
 mod builder;
 mod error;
+mod front;
 mod local;
 mod meta;
 mod net;
@@ -95,6 +96,7 @@ use blockbloom::Layout;
 
 pub use builder::RedisBuilder;
 pub use error::{Error, Result};
+pub use front::LocalFront;
 use meta::{Meta, Stored, SHARD_HEADER_BYTES};
 use net::Net;
 use redis::Value;

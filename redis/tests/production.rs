@@ -394,3 +394,58 @@ fn a_replica_has_every_acknowledged_key_and_takes_over() {
         "acknowledged keys lost in the failover"
     );
 }
+
+/// Per-request callers with an in-process front: repeats are answered without a round
+/// trip, and two processes' fronts (two handles here, each with its own local filter) still
+/// never both win a key.
+#[test]
+fn a_local_front_answers_repeats_in_process_and_keeps_one_winner() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let u = s.url();
+    let open = || {
+        RedisBloomFilter::open_or_create(&u, "front", 100_000, 0.01)
+            .unwrap()
+            .with_local_front(10_000, 0.001)
+            .unwrap()
+    };
+    let (mut a, mut b) = (open(), open());
+    let (stream, distinct) = crawl_stream(20_000, 0.05, 9);
+    let keys = urls(stream.iter().copied());
+    let mut wins = std::collections::HashMap::new();
+    for k in &keys {
+        // The same stream through both, interleaved request by request.
+        for f in [&mut a, &mut b] {
+            if f.insert_if_absent(k.as_str()).unwrap() {
+                *wins.entry(k.clone()).or_insert(0) += 1;
+            }
+        }
+    }
+    assert!(wins.values().all(|&w| w == 1), "a key won twice");
+    assert!(
+        wins.len() as u64 >= distinct * 98 / 100,
+        "{} of {distinct}",
+        wins.len()
+    );
+    // One round trip per distinct key and process (plus local false positives' absence).
+    for f in [&a, &b] {
+        assert!(
+            f.round_trips() <= distinct,
+            "{} round trips",
+            f.round_trips()
+        );
+    }
+    // Every key is in Redis itself.
+    let present = a.remote().contains_many(&keys).unwrap();
+    assert!(present.iter().all(|&x| x));
+    // Batches too: only keys new to the process go out, in one call.
+    let before = a.round_trips();
+    let more = urls(1_000_000..1_001_000);
+    let fresh = a.insert_if_absent_many(&more).unwrap();
+    assert!(fresh.iter().filter(|&&x| x).count() > 980);
+    assert_eq!(a.round_trips(), before + 1);
+    assert!(a.insert_if_absent_many(&more).unwrap().iter().all(|&x| !x));
+    assert_eq!(a.round_trips(), before + 1, "repeats went to Redis");
+}

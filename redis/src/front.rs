@@ -1,0 +1,125 @@
+//! [`LocalFront`]: an in-process filter in front of the Redis one, for callers that ask one
+//! key at a time (a Scrapy dupefilter asks once per request, most of them repeats).
+
+use std::hash::Hash;
+
+use blockbloom::GrowableBloomFilter;
+
+use crate::{RedisBloomFilter, Result};
+
+/// A [`RedisBloomFilter`] with an in-process "seen by this process" filter in front of it.
+///
+/// A key the local filter has is answered `false` at once, without a round trip: this
+/// process has already been told about it (it fetched it, or learned that another process
+/// had). Only keys new to this process go to Redis, which alone decides who wins — so at
+/// most one process wins a key, as without the front. A key enters the local filter only
+/// after Redis answered for it, so an error leaves no trace locally (the next call asks
+/// Redis again).
+///
+/// **Rate.** A new key is wrongly answered "seen" if the local filter or the Redis filter
+/// mistakes it: at most `local_fpr + redis_fpr` (e.g. 0.1% + 1% = 1.1%). The local filter
+/// grows with this process's distinct keys (a [`GrowableBloomFilter`]), so its rate holds
+/// however many come.
+///
+/// **After [`Error::StateLost`](crate::Error::StateLost)** the local filter is kept: the keys
+/// in it were handled by this process and stay "seen" here, while other processes may fetch
+/// them again.
+///
+/// ```no_run
+/// use blockbloom_redis::RedisBloomFilter;
+/// let remote = RedisBloomFilter::open_or_create("redis://127.0.0.1/", "crawl:seen", 10_000_000, 0.01)?;
+/// let mut seen = remote.with_local_front(100_000, 0.001)?;
+/// for url in ["https://a.example/", "https://a.example/"] {
+///     if seen.insert_if_absent(url)? { /* fetch it */ }
+/// }
+/// assert_eq!(seen.round_trips(), 1); // the repeat was answered in-process
+/// # Ok::<(), blockbloom_redis::Error>(())
+/// ```
+pub struct LocalFront {
+    local: GrowableBloomFilter,
+    remote: RedisBloomFilter,
+    round_trips: u64,
+}
+
+impl RedisBloomFilter {
+    /// Puts an in-process filter in front of this one (see [`LocalFront`]): its first layer
+    /// holds `initial_capacity` keys, and its own rate is `local_fpr`.
+    ///
+    /// # Errors
+    /// [`Error::Filter`](crate::Error::Filter) for invalid local parameters.
+    pub fn with_local_front(self, initial_capacity: u64, local_fpr: f64) -> Result<LocalFront> {
+        Ok(LocalFront {
+            local: GrowableBloomFilter::new(initial_capacity, local_fpr)?,
+            remote: self,
+            round_trips: 0,
+        })
+    }
+}
+
+impl LocalFront {
+    /// `true` iff `key` was new to every process (Redis decided): the caller should fetch
+    /// it. A key this process has seen is answered `false` without a round trip.
+    ///
+    /// # Errors
+    /// As [`RedisBloomFilter::insert_if_absent`]; the key is then not recorded locally.
+    pub fn insert_if_absent<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        if self.local.contains(key) {
+            return Ok(false);
+        }
+        self.round_trips += 1;
+        let new = self.remote.insert_if_absent(key)?;
+        self.local.insert(key);
+        Ok(new)
+    }
+
+    /// [`insert_if_absent`](Self::insert_if_absent) for a batch: the keys new to this
+    /// process go to Redis in one call.
+    ///
+    /// # Errors
+    /// As [`RedisBloomFilter::insert_if_absent_many`]; no key of the batch is then recorded
+    /// locally.
+    pub fn insert_if_absent_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
+        let ask: Vec<usize> = (0..keys.len())
+            .filter(|&i| !self.local.contains(&keys[i]))
+            .collect();
+        let mut out = vec![false; keys.len()];
+        if ask.is_empty() {
+            return Ok(out);
+        }
+        self.round_trips += 1;
+        let sub: Vec<&K> = ask.iter().map(|&i| &keys[i]).collect();
+        let answers = self.remote.insert_if_absent_many(&sub)?;
+        for (&i, new) in ask.iter().zip(answers) {
+            self.local.insert(&keys[i]);
+            out[i] = new;
+        }
+        Ok(out)
+    }
+
+    /// Whether `key` may have been inserted by any process (in-process first).
+    ///
+    /// # Errors
+    /// As [`RedisBloomFilter::contains`].
+    pub fn contains<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        if self.local.contains(key) {
+            return Ok(true);
+        }
+        self.round_trips += 1;
+        self.remote.contains(key)
+    }
+
+    /// Calls that went to Redis so far.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+
+    /// The in-process filter.
+    pub fn local(&self) -> &GrowableBloomFilter {
+        &self.local
+    }
+
+    /// The Redis filter behind it.
+    pub fn remote(&mut self) -> &mut RedisBloomFilter {
+        &mut self.remote
+    }
+}
