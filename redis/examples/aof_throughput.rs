@@ -1,6 +1,8 @@
 //! URLs/s and append-only-file bytes of `insert_if_absent_many`, on a 50%-repeat stream and
-//! a crawl's link stream (97% repeats), with the default call (a Lua function that sets only
-//! missing bits) and with `direct_bitfield(true)` (one plain `BITFIELD` setting every bit).
+//! a crawl's link stream (97% repeats), with the default plain commands (read the keys'
+//! blocks, then set only the missing bits) and with the Lua function
+//! (`direct_bitfield(false)`). Builds of blockbloom-redis before the shard headers ran the
+//! same source with one `BITFIELD` setting every bit of every key as their default.
 //!
 //! ```text
 //! redis-server --port 6391 --save "" --appendonly yes --appendfsync everysec &
@@ -58,9 +60,9 @@ fn main() {
             let rate = keys.len() as f64 / t.elapsed().as_secs_f64();
             let grown = info(&mut c, "aof_current_size") - before;
             let call = if direct {
-                "plain BITFIELD (every bit)"
+                "plain commands (default; before: one BITFIELD setting every bit)"
             } else {
-                "function (missing bits only)"
+                "Lua function"
             };
             println!(
                 "| {label} | {call} | {rate:.0} | {:.1} |",

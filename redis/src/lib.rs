@@ -309,34 +309,25 @@ impl RedisBloomFilter {
                 )
             })
             .unzip();
-        if self.direct && op == Op::Set {
-            return self.two_step_set(keys.len(), &indices, calls);
+        if self.direct {
+            return match op {
+                Op::Set => self.two_step_set(keys.len(), &indices, calls),
+                _ => self.read_present(keys.len(), &indices, &calls),
+            };
         }
         // `run_calls` answers every call or fails.
         let replies = self.run_calls(&calls)?;
-        let k = self.meta.hashes as usize;
         let mut lost = None;
         for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
-            let answers: Vec<i64> = if self.direct {
-                // Old bits, k per key: present iff none was 0.
-                let Some(bits) = self.direct_bits(&reply, idx.len() * k)? else {
+            let answers: Vec<i64> = match reply {
+                Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
+                    redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
+                }
+                Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
                     lost.get_or_insert(call.key.clone());
                     continue;
-                };
-                bits.chunks_exact(k)
-                    .map(|b| !b.contains(&0) as i64)
-                    .collect()
-            } else {
-                match reply {
-                    Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
-                        redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
-                    }
-                    Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
-                        lost.get_or_insert(call.key.clone());
-                        continue;
-                    }
-                    other => return Err(Error::Protocol(format!("reply {other:?}"))),
                 }
+                other => return Err(Error::Protocol(format!("reply {other:?}"))),
             };
             if answers.len() != idx.len() {
                 return Err(Error::Protocol(format!(
@@ -368,8 +359,83 @@ impl RedisBloomFilter {
         Ok(Some(v[1..].to_vec()))
     }
 
-    /// `insert_if_absent_many` with plain commands, in two steps per shard: read the
-    /// batch's bits (`BITFIELD_RO`), then set only the missing ones (`BITFIELD … SET`),
+    /// Reads the blocks of the keys of each call (`Op::Read`: one `GETRANGE` per key, then
+    /// the shard's header) and returns, per call, the keys' bits (`k` per key, in the
+    /// order of the call's offsets), or `Err(shard)` for a shard whose header is not ours.
+    #[allow(clippy::type_complexity)]
+    fn read_bits(
+        &mut self,
+        indices: &[Vec<usize>],
+        calls: &[Call],
+    ) -> Result<std::result::Result<Vec<Vec<u8>>, String>> {
+        let k = self.meta.hashes as usize;
+        let reads: Vec<Call> = indices
+            .iter()
+            .zip(calls)
+            .map(|(idx, c)| Call {
+                op: Op::Read,
+                key: c.key.clone(),
+                head: Vec::new(),
+                // The byte where each key's block starts (all its offsets are in it).
+                nums: (0..idx.len())
+                    .map(|j| c.nums[1 + j * k] / 512 * 64)
+                    .collect(),
+            })
+            .collect();
+        let replies = self.run_calls(&reads)?;
+        let mut out = Vec::with_capacity(calls.len());
+        for ((idx, call), reply) in indices.iter().zip(calls).zip(replies) {
+            let Value::Array(mut parts) = reply else {
+                return Err(Error::Protocol(format!("read reply {reply:?}")));
+            };
+            let head: Vec<i64> = redis::from_redis_value(&parts.pop().unwrap_or(Value::Nil))?;
+            if head.first() != Some(&(self.incarnation as i64)) {
+                return Ok(Err(call.key.clone()));
+            }
+            if parts.len() != idx.len() {
+                return Err(Error::Protocol(format!(
+                    "{} blocks for {} keys",
+                    parts.len(),
+                    idx.len()
+                )));
+            }
+            let mut bits = Vec::with_capacity(idx.len() * k);
+            for (j, part) in parts.iter().enumerate() {
+                // A shard whose last blocks were never written is shorter: zeros.
+                let block: Vec<u8> = redis::from_redis_value(part)?;
+                for &o in &call.nums[1 + j * k..1 + (j + 1) * k] {
+                    let byte = ((o / 8) % BLOCK_BYTES) as usize;
+                    bits.push(block.get(byte).map_or(0, |b| (b >> (7 - o % 8)) & 1));
+                }
+            }
+            out.push(bits);
+        }
+        Ok(Ok(out))
+    }
+
+    /// `contains_many` with plain commands: one read round trip.
+    fn read_present(
+        &mut self,
+        n: usize,
+        indices: &[Vec<usize>],
+        calls: &[Call],
+    ) -> Result<Vec<bool>> {
+        let k = self.meta.hashes as usize;
+        let bits = match self.read_bits(indices, calls)? {
+            Ok(b) => b,
+            Err(shard) => return Err(self.recover(&shard)),
+        };
+        let mut out = vec![false; n];
+        for (idx, bits) in indices.iter().zip(bits) {
+            for (&i, b) in idx.iter().zip(bits.chunks_exact(k)) {
+                out[i] = !b.contains(&0);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `insert_if_absent_many` with plain commands, in two steps per shard: read the keys'
+    /// blocks (one `GETRANGE` each), then set only the missing bits (`BITFIELD … SET`),
     /// each step one pipelined round trip, so that keys already present write nothing. A
     /// key is new iff one of *its* SETs found a 0. At most one winner across processes:
     /// a call's SET covers every bit of the key that its read found missing, so after
@@ -383,21 +449,12 @@ impl RedisBloomFilter {
         calls: Vec<Call>,
     ) -> Result<Vec<bool>> {
         let k = self.meta.hashes as usize;
-        let reads: Vec<Call> = calls
-            .iter()
-            .map(|c| Call {
-                op: Op::Get,
-                ..c.clone()
-            })
-            .collect();
-        let replies = self.run_calls(&reads)?;
+        let read = match self.read_bits(indices, &calls)? {
+            Ok(b) => b,
+            Err(shard) => return Err(self.recover(&shard)),
+        };
         let (mut sets, mut owners) = (Vec::new(), Vec::new());
-        let mut lost = None;
-        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
-            let Some(bits) = self.direct_bits(&reply, idx.len() * k)? else {
-                lost.get_or_insert(call.key.clone());
-                continue;
-            };
+        for ((idx, call), bits) in indices.iter().zip(&calls).zip(read) {
             let (mut nums, mut owner) = (vec![0u64], Vec::new());
             for (j, &i) in idx.iter().enumerate() {
                 for b in 0..k {
@@ -417,10 +474,8 @@ impl RedisBloomFilter {
                 owners.push(owner);
             }
         }
-        if let Some(shard) = lost {
-            return Err(self.recover(&shard));
-        }
         let mut out = vec![false; n];
+        let mut lost: Option<String> = None;
         let replies = self.run_calls(&sets)?;
         for ((owner, call), reply) in owners.iter().zip(&sets).zip(replies) {
             let Some(old) = self.direct_bits(&reply, owner.len())? else {

@@ -23,6 +23,9 @@ pub(crate) enum Op {
     Reincarnate,
     /// Write a shard's header unless it holds another incarnation.
     Arm,
+    /// Read whole blocks (plain commands): one `GETRANGE` per block start in `nums`, then
+    /// the header's incarnation (`BITFIELD_RO … GET i64 0`), answered as one array.
+    Read,
 }
 
 impl Op {
@@ -36,6 +39,7 @@ impl Op {
             Op::Meta => "bb_meta",
             Op::Reincarnate => "bb_reincarnate",
             Op::Arm => "bb_arm",
+            Op::Read => unreachable!("plain commands only"),
         }
     }
 
@@ -131,9 +135,33 @@ impl RedisBloomFilter {
         Ok(())
     }
 
+    /// Commands a call sends (and replies it gets).
+    fn commands(call: &Call) -> usize {
+        match call.op {
+            Op::Read => call.nums.len() + 1,
+            _ => 1,
+        }
+    }
+
     /// Adds one server-side call to `pipe`.
     fn add_call(&self, pipe: &mut redis::Pipeline, call: &Call) {
         let op = call.op;
+        if op == Op::Read {
+            // The blocks first, the header after them: if the header is still ours after
+            // the reads, the shard was not lost (and re-armed) before or between them.
+            for &start in &call.nums {
+                pipe.cmd("GETRANGE")
+                    .arg(&call.key)
+                    .arg(start)
+                    .arg(start + crate::BLOCK_BYTES - 1);
+            }
+            pipe.cmd("BITFIELD_RO")
+                .arg(&call.key)
+                .arg("GET")
+                .arg("i64")
+                .arg(0);
+            return;
+        }
         if self.direct && matches!(op, Op::Set | Op::Get) {
             // One BITFIELD command: the header's incarnation, then all SETs (GETs) of the
             // batch's keys in this shard, run atomically, answering each bit's old value.
@@ -185,17 +213,25 @@ impl RedisBloomFilter {
                     self.add_call(&mut pipe, &calls[i]);
                 }
                 let packed = pipe.get_packed_pipeline();
+                let total: usize = idx.iter().map(|&i| Self::commands(&calls[i])).sum();
                 let replies = self
                     .net
-                    .on_node(&node, |c| c.req_packed_commands(&packed, 0, idx.len()))?;
-                if replies.len() != idx.len() {
+                    .on_node(&node, |c| c.req_packed_commands(&packed, 0, total))?;
+                if replies.len() != total {
                     return Err(Error::Protocol(format!(
-                        "{} replies for {} calls",
+                        "{} replies for {total} commands",
                         replies.len(),
-                        idx.len()
                     )));
                 }
-                for (i, v) in idx.into_iter().zip(replies) {
+                let mut replies = replies.into_iter();
+                for i in idx {
+                    let n = Self::commands(&calls[i]);
+                    let mut vs: Vec<Value> = replies.by_ref().take(n).collect();
+                    let v = match vs.iter().position(|v| matches!(v, Value::ServerError(_))) {
+                        Some(e) => vs.swap_remove(e),
+                        None if n == 1 => vs.pop().expect("one reply"),
+                        None => Value::Array(vs),
+                    };
                     match v {
                         Value::ServerError(e) => {
                             let e = RedisError::from(e);
