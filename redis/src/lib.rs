@@ -29,9 +29,10 @@
 //!   is restored from a shard's header: a filter's hashing key never changes while its bits
 //!   exist.
 //! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does) and
-//!   groups a batch by shard. By default, per shard, one `BITFIELD_RO` reads the header's
-//!   incarnation and the batch's bits, then one `BITFIELD … SET` sets only the bits found
-//!   missing (each step one pipelined round trip for all shards): a key already present
+//!   groups a batch by shard. By default the client reads each key's 64-byte block
+//!   (`GETRANGE`, then the shard header's incarnation after them), then one `BITFIELD … SET`
+//!   per shard sets only the bits found missing (each step one pipelined round trip for all
+//!   shards; the SET also reads the header, atomically with its bits): a key already present
 //!   writes nothing, so a crawl's repeats cost no AOF bytes and no replica traffic. A key is
 //!   new iff one of its SETs found a 0; since a SET covers every bit of the key that its read
 //!   found missing, after the first SET that flips a bit of a key all its bits are 1, so two

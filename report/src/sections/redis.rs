@@ -349,7 +349,7 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
          distinct count at 1%. One run each: rates on a shared 2-core machine (client and \
          server on the same cores) are noisy.\n\n\
          ### Throughput vs batch size (1 client thread)\n\n\
-         | batch | blockbloom-redis URLs/s (Lua function) | (plain BITFIELD_RO, then SET of missing bits: the default) | SADD sha1 fingerprints URLs/s (pipelined) | function / SADD | plain / SADD |\n\
+         | batch | blockbloom-redis URLs/s (Lua function) | (plain: GETRANGE of the blocks, then SET of the missing bits; the default) | SADD sha1 fingerprints URLs/s (pipelined) | function / SADD | plain / SADD |\n\
          |---:|---:|---:|---:|---:|---:|\n"
     );
     let batches: &[usize] = &[1, 100, 1000, 10_000];
