@@ -1,0 +1,179 @@
+"""Scrapy dupefilters on blockbloom.
+
+In-process (Scrapy's own scheduler)::
+
+    DUPEFILTER_CLASS = "blockbloom.scrapy.BloomDupeFilter"
+
+With ``JOBDIR`` the filter is a file in the job directory (``blockbloom.seen``, growing
+into ``blockbloom.seen.1``, … as requests come), mapped into memory: pause/resume works,
+and a crawl killed even with SIGKILL keeps every request it had already seen.
+
+Shared by a fleet through Redis (scrapy-redis' scheduler)::
+
+    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    DUPEFILTER_CLASS = "blockbloom.scrapy.RedisBloomDupeFilter"
+    REDIS_URL = "redis://127.0.0.1:6379"
+
+Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
+the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
+(the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
+(Redis only: requests a process remembers in memory to skip round trips for its repeats;
+0 turns it off), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Optional
+
+from scrapy.dupefilters import BaseDupeFilter
+
+from . import GrowableBloomFilter, RedisBloomFilter, StateLost
+
+DEFAULT_CAPACITY = 1_000_000
+DEFAULT_FPR = 1e-5
+DEFAULT_LOCAL_FRONT = 100_000
+STATE_FILE = "blockbloom.seen"
+
+
+class _LogMixin:
+    logger = logging.getLogger(__name__)
+
+    def _init_log(self, debug: bool, stats: Any) -> None:
+        self.debug = debug
+        self.logdupes = True
+        self.stats = stats
+
+    def log(self, request: Any, spider: Any) -> None:
+        if self.debug:
+            self.logger.debug(
+                "Filtered duplicate request: %(request)s", {"request": request}, extra={"spider": spider}
+            )
+        elif self.logdupes:
+            self.logger.debug(
+                "Filtered duplicate request: %(request)s - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)",
+                {"request": request},
+                extra={"spider": spider},
+            )
+            self.logdupes = False
+        if self.stats is not None:
+            self.stats.inc_value("dupefilter/filtered")
+
+
+class BloomDupeFilter(_LogMixin, BaseDupeFilter):
+    """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints."""
+
+    def __init__(
+        self,
+        path: Optional[str] = None,
+        debug: bool = False,
+        *,
+        capacity: int = DEFAULT_CAPACITY,
+        fpr: float = DEFAULT_FPR,
+        fingerprinter: Any = None,
+        stats: Any = None,
+    ) -> None:
+        self._init_log(debug, stats)
+        self.fingerprinter = fingerprinter
+        self.path = os.path.join(path, STATE_FILE) if path else None
+        if self.path:
+            # An existing state keeps its own parameters.
+            if os.path.exists(self.path):
+                self.seen = GrowableBloomFilter.open_file(self.path)
+            else:
+                self.seen = GrowableBloomFilter.open_file(self.path, capacity, fpr)
+        else:
+            self.seen = GrowableBloomFilter(capacity, fpr)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "BloomDupeFilter":
+        from scrapy.utils.job import job_dir
+
+        s = crawler.settings
+        return cls(
+            job_dir(s),
+            s.getbool("DUPEFILTER_DEBUG"),
+            capacity=s.getint("BLOCKBLOOM_CAPACITY", DEFAULT_CAPACITY),
+            fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
+            fingerprinter=crawler.request_fingerprinter,
+            stats=crawler.stats,
+        )
+
+    def request_seen(self, request: Any) -> bool:
+        return not self.seen.insert_if_absent(self.fingerprinter.fingerprint(request))
+
+    def close(self, reason: str) -> None:
+        self.seen.flush()
+
+
+class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
+    """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``: one blockbloom filter in
+    Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default ``<spider>:dupefilter``),
+    shared by every crawler process; at most one process enqueues any request."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        debug: bool = False,
+        *,
+        capacity: int = 10 * DEFAULT_CAPACITY,
+        fpr: float = DEFAULT_FPR,
+        local_front: int = DEFAULT_LOCAL_FRONT,
+        fingerprinter: Any = None,
+        stats: Any = None,
+    ) -> None:
+        self._init_log(debug, stats)
+        self.url, self.key = url, key
+        self.fingerprinter = fingerprinter
+        self._params = (capacity, fpr, local_front or None)
+        self.seen: Optional[RedisBloomFilter] = self._open()
+
+    def _open(self) -> RedisBloomFilter:
+        capacity, fpr, front = self._params
+        return RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, spider_name: Optional[str] = None) -> "RedisBloomDupeFilter":
+        s = crawler.settings
+        name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
+        key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
+        return cls(
+            s.get("REDIS_URL", "redis://127.0.0.1:6379"),
+            key,
+            s.getbool("DUPEFILTER_DEBUG"),
+            capacity=s.getint("BLOCKBLOOM_CAPACITY", 10 * DEFAULT_CAPACITY),
+            fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
+            local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
+            fingerprinter=crawler.request_fingerprinter,
+            stats=crawler.stats,
+        )
+
+    @classmethod
+    def from_spider(cls, spider: Any) -> "RedisBloomDupeFilter":
+        """What scrapy-redis' scheduler calls (the key names the spider)."""
+        return cls.from_crawler(spider.crawler, spider.name)
+
+    def request_seen(self, request: Any) -> bool:
+        fp = self.fingerprinter.fingerprint(request)
+        if self.seen is None:
+            self.seen = self._open()
+        try:
+            return not self.seen.insert_if_absent(fp)
+        except StateLost:
+            # The filter in Redis was lost (restart, eviction, FLUSHALL) and is re-armed:
+            # the request is decided again there (requests seen before may be fetched again).
+            self.logger.warning("blockbloom: the filter %s in Redis was lost and re-armed", self.key)
+            return not self.seen.insert_if_absent(fp)
+
+    def clear(self) -> None:
+        """Deletes the filter in Redis (scrapy-redis' scheduler calls it on close when
+        ``SCHEDULER_PERSIST`` is false, and on start with ``SCHEDULER_FLUSH_ON_START``); the
+        next request opens an empty one."""
+        self.seen = None
+        RedisBloomFilter.delete(self.url, self.key)
+
+    def close(self, reason: str = "") -> None:
+        pass

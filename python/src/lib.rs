@@ -1,0 +1,522 @@
+//! The `blockbloom` Python package's native module (`blockbloom._blockbloom`): the Rust
+//! filters behind a Python API. Keys are `str` or `bytes`: a `str` is hashed as the Rust
+//! `&str` of its UTF-8 bytes, and `bytes` exactly like a `str` with those bytes, so a state
+//! written by `blockbloom dedup` or a Rust program answers the same here.
+
+use std::hash::{Hash, Hasher};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyConnectionError, PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyBytes, PyString};
+
+create_exception!(
+    _blockbloom,
+    SnapshotError,
+    PyException,
+    "A snapshot or state file is damaged, truncated, of another version, or in use."
+);
+create_exception!(
+    _blockbloom,
+    RedisError,
+    PyConnectionError,
+    "Talking to Redis failed, or the filter's state in Redis was lost or conflicts."
+);
+create_exception!(
+    _blockbloom,
+    StateLost,
+    RedisError,
+    "The filter's state in Redis was lost (restart, eviction, FLUSHALL): re-send the batch."
+);
+
+/// A key's bytes, hashed like a Rust `str` with those bytes (bytes, then 0xff).
+struct Key<'a>(&'a [u8]);
+
+impl Hash for Key<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+        state.write_u8(0xff);
+    }
+}
+
+/// A key kept alive (and readable without the GIL) for a batch.
+enum Owned {
+    Str(PyBackedStr),
+    Bytes(PyBackedBytes),
+}
+
+impl Owned {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Owned::Str(s) => s.as_bytes(),
+            Owned::Bytes(b) => b,
+        }
+    }
+}
+
+/// Calls `f` with the bytes of a `str` or `bytes` key.
+fn with_key<T>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> T) -> PyResult<T> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(f(Key(s.to_str()?.as_bytes())));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(f(Key(b.as_bytes())));
+    }
+    Err(PyTypeError::new_err(format!(
+        "keys are str or bytes, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// The keys of an iterable, owned for a batch.
+fn owned_keys(keys: &Bound<'_, PyAny>) -> PyResult<Vec<Owned>> {
+    let mut out = Vec::new();
+    for k in keys.try_iter()? {
+        let k = k?;
+        if let Ok(s) = k.cast::<PyString>() {
+            out.push(Owned::Str(PyBackedStr::try_from(s.clone())?));
+        } else if let Ok(b) = k.cast::<PyBytes>() {
+            out.push(Owned::Bytes(PyBackedBytes::from(b.clone())));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "keys are str or bytes, not {}",
+                k.get_type().name()?
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The Python exception for a filter error.
+fn err(e: blockbloom::Error) -> PyErr {
+    use blockbloom::Error as E;
+    match e {
+        E::Io { kind, message } => {
+            let errno = match kind {
+                std::io::ErrorKind::NotFound => Some(2),
+                std::io::ErrorKind::PermissionDenied => Some(13),
+                std::io::ErrorKind::AlreadyExists => Some(17),
+                _ => None,
+            };
+            match errno {
+                Some(n) => PyOSError::new_err((n, message)),
+                None => PyOSError::new_err(message),
+            }
+        }
+        E::BadMagic
+        | E::UnsupportedVersion(_)
+        | E::UnknownHash(_)
+        | E::Truncated
+        | E::ChecksumMismatch { .. }
+        | E::InvalidSnapshot(_)
+        | E::InUse => SnapshotError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+fn redis_err(e: blockbloom_redis::Error) -> PyErr {
+    use blockbloom_redis::Error as E;
+    match e {
+        E::StateLost { .. } => StateLost::new_err(e.to_string()),
+        E::Filter(f) => err(f),
+        E::InvalidShardSize(_) => PyValueError::new_err(e.to_string()),
+        e => RedisError::new_err(e.to_string()),
+    }
+}
+
+/// A lock-free blocked Bloom filter (`blockbloom::BloomFilter`).
+#[pyclass(frozen, module = "blockbloom")]
+struct BloomFilter {
+    inner: blockbloom::BloomFilter,
+}
+
+#[pymethods]
+impl BloomFilter {
+    #[new]
+    #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
+    fn new(capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
+        let mut b = blockbloom::BloomFilter::builder().capacity(capacity).fpr(fpr);
+        if let Some(s) = seed {
+            b = b.seed(s);
+        }
+        Ok(BloomFilter {
+            inner: b.build().map_err(err)?,
+        })
+    }
+
+    /// The filter in the file at `path`, shared by every process that opens it (created
+    /// if missing).
+    #[staticmethod]
+    #[pyo3(signature = (path, capacity = None, fpr = None))]
+    fn open_file(path: std::path::PathBuf, capacity: Option<u64>, fpr: Option<f64>) -> PyResult<Self> {
+        let inner = match capacity {
+            Some(c) => blockbloom::BloomFilter::open_file(&path, c, fpr.unwrap_or(0.01)),
+            None => blockbloom::BloomFilter::open_file_existing(&path),
+        }
+        .map_err(err)?;
+        Ok(BloomFilter { inner })
+    }
+
+    #[staticmethod]
+    fn load(path: std::path::PathBuf) -> PyResult<Self> {
+        Ok(BloomFilter {
+            inner: blockbloom::BloomFilter::load(&path).map_err(err)?,
+        })
+    }
+
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        self.inner.save(&path).map_err(err)
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut v = Vec::new();
+        self.inner.write_to(&mut v).map_err(err)?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        Ok(BloomFilter {
+            inner: blockbloom::BloomFilter::read_from(data).map_err(err)?,
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let ctor = py.get_type::<BloomFilter>().getattr("from_bytes")?;
+        Ok((ctor, (slf.get().to_bytes(py)?,)))
+    }
+
+    fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.insert_if_absent(&k))
+    }
+
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_key(key, |k| self.inner.insert(&k))
+    }
+
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.contains(&k))
+    }
+
+    /// `insert_if_absent` for every key, with the GIL released for the batch.
+    fn insert_if_absent_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        Ok(py.detach(|| {
+            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
+            let mut out = vec![false; ks.len()];
+            self.inner.insert_if_absent_batch(&ks, &mut out);
+            out
+        }))
+    }
+
+    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        Ok(py.detach(|| {
+            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
+            let mut out = vec![false; ks.len()];
+            self.inner.contains_batch(&ks, &mut out);
+            out
+        }))
+    }
+
+    fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let owned = owned_keys(keys)?;
+        py.detach(|| {
+            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
+            self.inner.insert_batch(&ks);
+        });
+        Ok(())
+    }
+
+    fn union(&self, other: &BloomFilter) -> PyResult<()> {
+        self.inner.union(&other.inner).map_err(err)
+    }
+
+    fn __ior__(&self, other: &BloomFilter) -> PyResult<()> {
+        self.inner.union(&other.inner).map_err(err)
+    }
+
+    fn flush(&self) -> PyResult<()> {
+        self.inner.flush().map_err(err)
+    }
+
+    #[getter]
+    fn num_bits(&self) -> u64 {
+        self.inner.num_bits()
+    }
+    #[getter]
+    fn num_hashes(&self) -> u32 {
+        self.inner.num_hashes()
+    }
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.inner.target_fpr()
+    }
+    #[getter]
+    fn is_file_backed(&self) -> bool {
+        self.inner.is_file_backed()
+    }
+    fn estimated_len(&self) -> u64 {
+        self.inner.estimated_len()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        self.inner.estimated_fpr()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "BloomFilter(capacity={}, fpr={}, num_bits={}, file_backed={})",
+            self.inner.capacity(),
+            self.inner.target_fpr(),
+            self.inner.num_bits(),
+            if self.inner.is_file_backed() { "True" } else { "False" }
+        )
+    }
+}
+
+/// A Bloom filter for an unknown number of keys (`blockbloom::GrowableBloomFilter`).
+#[pyclass(frozen, module = "blockbloom")]
+struct GrowableBloomFilter {
+    inner: blockbloom::GrowableBloomFilter,
+}
+
+#[pymethods]
+impl GrowableBloomFilter {
+    #[new]
+    #[pyo3(signature = (initial_capacity = 100_000, fpr = 0.01, seed = None))]
+    fn new(initial_capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
+        let mut b = blockbloom::GrowableBloomFilter::builder()
+            .initial_capacity(initial_capacity)
+            .fpr(fpr);
+        if let Some(s) = seed {
+            b = b.seed(s);
+        }
+        Ok(GrowableBloomFilter {
+            inner: b.build().map_err(err)?,
+        })
+    }
+
+    /// The growing filter in the file at `path` (and `path.1`, `path.2`, … as it grows),
+    /// shared by every process that opens it; created if missing.
+    #[staticmethod]
+    #[pyo3(signature = (path, initial_capacity = None, fpr = None))]
+    fn open_file(
+        path: std::path::PathBuf,
+        initial_capacity: Option<u64>,
+        fpr: Option<f64>,
+    ) -> PyResult<Self> {
+        let inner = match (initial_capacity, fpr) {
+            (None, None) => match blockbloom::GrowableBloomFilter::open_file_existing(&path) {
+                Err(blockbloom::Error::Io {
+                    kind: std::io::ErrorKind::NotFound,
+                    ..
+                }) => blockbloom::GrowableBloomFilter::open_file(&path, 100_000, 0.01),
+                other => other,
+            },
+            (c, p) => blockbloom::GrowableBloomFilter::open_file(
+                &path,
+                c.unwrap_or(100_000),
+                p.unwrap_or(0.01),
+            ),
+        }
+        .map_err(err)?;
+        Ok(GrowableBloomFilter { inner })
+    }
+
+    fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.insert_if_absent(&k))
+    }
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_key(key, |k| self.inner.insert(&k))
+    }
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.contains(&k))
+    }
+    fn insert_if_absent_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        Ok(py.detach(|| {
+            owned
+                .iter()
+                .map(|o| self.inner.insert_if_absent(&Key(o.bytes())))
+                .collect()
+        }))
+    }
+    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        Ok(py.detach(|| owned.iter().map(|o| self.inner.contains(&Key(o.bytes()))).collect()))
+    }
+    fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let owned = owned_keys(keys)?;
+        py.detach(|| owned.iter().for_each(|o| self.inner.insert(&Key(o.bytes()))));
+        Ok(())
+    }
+    fn flush(&self) -> PyResult<()> {
+        self.inner.flush().map_err(err)
+    }
+    #[getter]
+    fn num_layers(&self) -> usize {
+        self.inner.num_layers()
+    }
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.inner.target_fpr()
+    }
+    #[getter]
+    fn initial_capacity(&self) -> u64 {
+        self.inner.initial_capacity()
+    }
+    #[getter]
+    fn is_file_backed(&self) -> bool {
+        self.inner.is_file_backed()
+    }
+    fn estimated_len(&self) -> u64 {
+        self.inner.estimated_len()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        self.inner.estimated_fpr()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "GrowableBloomFilter(initial_capacity={}, fpr={}, num_layers={})",
+            self.inner.initial_capacity(),
+            self.inner.target_fpr(),
+            self.inner.num_layers()
+        )
+    }
+}
+
+/// Where a Redis filter's calls go: straight to Redis, or through an in-process front.
+enum Remote {
+    Direct(blockbloom_redis::RedisBloomFilter),
+    Front(blockbloom_redis::LocalFront),
+}
+
+/// A Bloom filter in Redis shared by many processes (`blockbloom_redis`), on the Rust
+/// Redis client. One connection per object: give each thread its own.
+#[pyclass(module = "blockbloom")]
+struct RedisBloomFilter {
+    remote: Remote,
+}
+
+#[pymethods]
+impl RedisBloomFilter {
+    /// Opens filter `name` at `url`, creating it for `capacity` keys at rate `fpr` if it
+    /// does not exist. With `local_front` (a capacity), an in-process filter answers this
+    /// process's repeats without a round trip.
+    #[new]
+    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        capacity: u64,
+        fpr: f64,
+        local_front: Option<u64>,
+        local_fpr: f64,
+        allow_eviction: bool,
+    ) -> PyResult<Self> {
+        let f = py
+            .detach(|| {
+                blockbloom_redis::RedisBloomFilter::builder(&url, &name)
+                    .capacity(capacity)
+                    .fpr(fpr)
+                    .allow_eviction(allow_eviction)
+                    .open_or_create()
+            })
+            .map_err(redis_err)?;
+        let remote = match local_front {
+            Some(c) => Remote::Front(f.with_local_front(c, local_fpr).map_err(redis_err)?),
+            None => Remote::Direct(f),
+        };
+        Ok(RedisBloomFilter { remote })
+    }
+
+    fn insert_if_absent(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let owned = owned_keys(&pyo3::types::PyTuple::new(py, [key])?.into_any())?;
+        let k = Key(owned[0].bytes());
+        let remote = &mut self.remote;
+        py.detach(|| match remote {
+            Remote::Direct(f) => f.insert_if_absent(&k),
+            Remote::Front(f) => f.insert_if_absent(&k),
+        })
+        .map_err(redis_err)
+    }
+
+    fn insert_if_absent_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        let remote = &mut self.remote;
+        py.detach(|| {
+            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
+            match remote {
+                Remote::Direct(f) => f.insert_if_absent_many(&ks),
+                Remote::Front(f) => f.insert_if_absent_many(&ks),
+            }
+        })
+        .map_err(redis_err)
+    }
+
+    fn __contains__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let owned = owned_keys(&pyo3::types::PyTuple::new(py, [key])?.into_any())?;
+        let k = Key(owned[0].bytes());
+        let remote = &mut self.remote;
+        py.detach(|| match remote {
+            Remote::Direct(f) => f.contains(&k),
+            Remote::Front(f) => f.contains(&k),
+        })
+        .map_err(redis_err)
+    }
+
+    fn contains_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let owned = owned_keys(keys)?;
+        let remote = &mut self.remote;
+        py.detach(|| {
+            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
+            match remote {
+                Remote::Direct(f) => f.contains_many(&ks),
+                Remote::Front(f) => f.remote().contains_many(&ks),
+            }
+        })
+        .map_err(redis_err)
+    }
+
+    /// Deletes filter `name` (its parameters and shards); whether it existed.
+    #[staticmethod]
+    fn delete(py: Python<'_>, url: String, name: String) -> PyResult<bool> {
+        py.detach(|| blockbloom_redis::RedisBloomFilter::delete(&url, &name))
+            .map_err(redis_err)
+    }
+
+    /// Calls that went to Redis (with a local front), else `None`.
+    #[getter]
+    fn round_trips(&self) -> Option<u64> {
+        match &self.remote {
+            Remote::Direct(_) => None,
+            Remote::Front(f) => Some(f.round_trips()),
+        }
+    }
+}
+
+#[pymodule]
+fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<BloomFilter>()?;
+    m.add_class::<GrowableBloomFilter>()?;
+    m.add_class::<RedisBloomFilter>()?;
+    m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
+    m.add("RedisError", m.py().get_type::<RedisError>())?;
+    m.add("StateLost", m.py().get_type::<StateLost>())?;
+    Ok(())
+}

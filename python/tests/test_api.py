@@ -1,0 +1,141 @@
+"""The Python API of blockbloom: answers, errors, persistence, pickling, threads."""
+
+import pickle
+import threading
+
+import pytest
+
+import blockbloom
+from blockbloom import BloomFilter, GrowableBloomFilter, SnapshotError
+
+
+def urls(a, b):
+    return [f"https://example.com/page/{i}" for i in range(a, b)]
+
+
+def test_answers_and_no_false_negatives():
+    f = BloomFilter(100_000, 0.01)
+    keys = urls(0, 50_000)
+    fresh = sum(f.insert_if_absent(k) for k in keys)
+    assert fresh >= 50_000 - 600  # all but a few false positives
+    assert all(k in f for k in keys)
+    assert not any(f.insert_if_absent(k) for k in keys)
+    fp = sum(k in f for k in urls(10**6, 10**6 + 50_000))
+    assert fp < 50_000 * 0.01 * 1.5
+    assert f.capacity == 100_000 and f.target_fpr == 0.01
+    assert f.num_hashes == 6 and f.num_bits >= 9.9 * 100_000  # 9.92 bits per key at 1%
+    assert 45_000 < f.estimated_len() < 55_000
+    assert 0 < f.estimated_fpr() < 0.01
+
+
+def test_str_and_bytes_are_the_same_key():
+    f = BloomFilter(1000, 0.001)
+    assert f.insert_if_absent("héllo")
+    assert not f.insert_if_absent("héllo".encode())
+    assert b"h\xc3\xa9llo" in f
+    with pytest.raises(TypeError):
+        f.insert_if_absent(42)
+    with pytest.raises(TypeError):
+        f.insert_if_absent_many(["a", 1])
+
+
+def test_batches_answer_like_one_call_at_a_time():
+    keys = urls(0, 20_000) + urls(0, 5_000) + [b"bytes-key", "bytes-key"]
+    a, b = BloomFilter(50_000, 0.01, seed=7), BloomFilter(50_000, 0.01, seed=7)
+    assert a.insert_if_absent_many(keys) == [b.insert_if_absent(k) for k in keys]
+    assert a.contains_many(keys) == [k in b for k in keys]
+    assert a.to_bytes() == b.to_bytes()
+    c = BloomFilter(50_000, 0.01, seed=7)
+    c.update(iter(keys))  # any iterable
+    assert c.to_bytes() == a.to_bytes()
+
+
+def test_bad_parameters_are_value_errors():
+    for args in [(0, 0.01), (100, 0.0), (100, 1.0), (100, 2.0)]:
+        with pytest.raises(ValueError):
+            BloomFilter(*args)
+    with pytest.raises(ValueError):
+        GrowableBloomFilter(0, 0.01)
+    with pytest.raises(ValueError):
+        BloomFilter(100, 0.01, seed=1).union(BloomFilter(200, 0.01, seed=1))
+
+
+def test_save_load_pickle_union(tmp_path):
+    f = BloomFilter(10_000, 0.01, seed=3)
+    f.update(urls(0, 1000))
+    p = tmp_path / "f.bloom"
+    f.save(p)
+    g = BloomFilter.load(str(p))
+    assert all(k in g for k in urls(0, 1000))
+    h = pickle.loads(pickle.dumps(f))
+    assert h.to_bytes() == f.to_bytes()
+    other = BloomFilter(10_000, 0.01, seed=3)
+    other.update(urls(1000, 2000))
+    f |= other
+    assert all(k in f for k in urls(0, 2000))
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        BloomFilter.load(tmp_path / "missing.bloom")
+    with pytest.raises(OSError):
+        BloomFilter.open_file(tmp_path / "no" / "dir" / "f.bloom", 1000, 0.01)
+    bad = tmp_path / "bad.bloom"
+    bad.write_bytes(b"not a filter at all" * 10)
+    with pytest.raises(SnapshotError):
+        BloomFilter.load(bad)
+    f = BloomFilter(1000, 0.01)
+    f.save(bad)
+    data = bytearray(bad.read_bytes())
+    data[100] ^= 1
+    bad.write_bytes(bytes(data))
+    with pytest.raises(SnapshotError):
+        BloomFilter.load(bad)
+    with pytest.raises(SnapshotError):
+        BloomFilter.from_bytes(b"")
+
+
+def test_file_backed_filters_share_bits(tmp_path):
+    p = tmp_path / "seen.bloom"
+    a = BloomFilter.open_file(p, 100_000, 0.01)
+    b = BloomFilter.open_file(p)  # the file's own parameters
+    assert a.is_file_backed and b.capacity == 100_000
+    assert a.insert_if_absent("k") and not b.insert_if_absent("k")
+    with pytest.raises(ValueError):
+        BloomFilter.open_file(p, 200_000, 0.01)  # other parameters: a conflict
+    g = GrowableBloomFilter.open_file(tmp_path / "grow.bloom", 1000, 0.01)
+    assert sum(g.insert_if_absent_many(urls(0, 10_000))) > 9_900
+    assert g.num_layers >= 4 and (tmp_path / "grow.bloom.3").exists()
+    again = GrowableBloomFilter.open_file(tmp_path / "grow.bloom")
+    assert not any(again.insert_if_absent_many(urls(0, 10_000)))
+
+
+def test_batches_release_the_gil():
+    """Another Python thread runs while a batch is in Rust: with the GIL held it could
+    not advance at all during the call."""
+    f = BloomFilter(3_000_000, 0.01)
+    keys = [b"%d" % i for i in range(2_000_000)]
+    count = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        before = count[0]
+        f.insert_if_absent_many(keys)
+        during = count[0] - before
+    finally:
+        stop.set()
+        t.join()
+    assert during > 10_000, during
+
+
+def test_module_surface():
+    for name in ["BloomFilter", "GrowableBloomFilter", "RedisBloomFilter", "SnapshotError", "RedisError", "StateLost"]:
+        assert hasattr(blockbloom, name)
+    assert issubclass(blockbloom.RedisError, ConnectionError)
+    assert issubclass(blockbloom.StateLost, blockbloom.RedisError)
