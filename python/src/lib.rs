@@ -136,7 +136,9 @@ impl BloomFilter {
     #[new]
     #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
     fn new(capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
-        let mut b = blockbloom::BloomFilter::builder().capacity(capacity).fpr(fpr);
+        let mut b = blockbloom::BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr);
         if let Some(s) = seed {
             b = b.seed(s);
         }
@@ -149,7 +151,11 @@ impl BloomFilter {
     /// if missing).
     #[staticmethod]
     #[pyo3(signature = (path, capacity = None, fpr = None))]
-    fn open_file(path: std::path::PathBuf, capacity: Option<u64>, fpr: Option<f64>) -> PyResult<Self> {
+    fn open_file(
+        path: std::path::PathBuf,
+        capacity: Option<u64>,
+        fpr: Option<f64>,
+    ) -> PyResult<Self> {
         let inner = match capacity {
             Some(c) => blockbloom::BloomFilter::open_file(&path, c, fpr.unwrap_or(0.01)),
             None => blockbloom::BloomFilter::open_file_existing(&path),
@@ -182,7 +188,9 @@ impl BloomFilter {
         })
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let py = slf.py();
         let ctor = py.get_type::<BloomFilter>().getattr("from_bytes")?;
         Ok((ctor, (slf.get().to_bytes(py)?,)))
@@ -201,7 +209,11 @@ impl BloomFilter {
     }
 
     /// `insert_if_absent` for every key, with the GIL released for the batch.
-    fn insert_if_absent_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+    fn insert_if_absent_many(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
         let owned = owned_keys(keys)?;
         Ok(py.detach(|| {
             let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
@@ -278,7 +290,11 @@ impl BloomFilter {
             self.inner.capacity(),
             self.inner.target_fpr(),
             self.inner.num_bits(),
-            if self.inner.is_file_backed() { "True" } else { "False" }
+            if self.inner.is_file_backed() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }
@@ -341,7 +357,11 @@ impl GrowableBloomFilter {
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.contains(&k))
     }
-    fn insert_if_absent_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+    fn insert_if_absent_many(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
         let owned = owned_keys(keys)?;
         Ok(py.detach(|| {
             owned
@@ -352,11 +372,20 @@ impl GrowableBloomFilter {
     }
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let owned = owned_keys(keys)?;
-        Ok(py.detach(|| owned.iter().map(|o| self.inner.contains(&Key(o.bytes()))).collect()))
+        Ok(py.detach(|| {
+            owned
+                .iter()
+                .map(|o| self.inner.contains(&Key(o.bytes())))
+                .collect()
+        }))
     }
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let owned = owned_keys(keys)?;
-        py.detach(|| owned.iter().for_each(|o| self.inner.insert(&Key(o.bytes()))));
+        py.detach(|| {
+            owned
+                .iter()
+                .for_each(|o| self.inner.insert(&Key(o.bytes())))
+        });
         Ok(())
     }
     fn flush(&self) -> PyResult<()> {
@@ -399,6 +428,7 @@ impl GrowableBloomFilter {
 }
 
 /// Where a Redis filter's calls go: straight to Redis, or through an in-process front.
+#[allow(clippy::large_enum_variant)] // one per Python object
 enum Remote {
     Direct(blockbloom_redis::RedisBloomFilter),
     Front(blockbloom_redis::LocalFront),
@@ -456,7 +486,11 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
-    fn insert_if_absent_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+    fn insert_if_absent_many(
+        &mut self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
         let owned = owned_keys(keys)?;
         let remote = &mut self.remote;
         py.detach(|| {
