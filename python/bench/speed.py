@@ -51,9 +51,22 @@ def pyset():
             s.add(k)
 
 
+def big_loop():
+    f = BloomFilter(50_000_000, 0.01)
+    ins = f.insert_if_absent
+    for k in keys:
+        ins(k)
+
+
+def big_batch():
+    BloomFilter(50_000_000, 0.01).insert_if_absent_many(keys)
+
+
 rows = [
     ("blockbloom insert_if_absent, Python loop", rate(loop)),
     ("blockbloom insert_if_absent_many (one call)", rate(batch)),
+    ("… into a filter for 5·10^7 keys (60 MiB, beyond the caches): loop", rate(big_loop)),
+    ("… into a filter for 5·10^7 keys: insert_if_absent_many", rate(big_batch)),
     ("blockbloom insert_if_absent_many, 2 threads", rate(threads2)),
     ("Python set: in + add", rate(pyset)),
 ]

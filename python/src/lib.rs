@@ -9,7 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyConnectionError, PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 create_exception!(
     _blockbloom,
@@ -67,6 +67,44 @@ fn with_key<T>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> T) -> PyResult
         "keys are str or bytes, not {}",
         obj.get_type().name()?
     )))
+}
+
+/// The keys of an iterable as a tuple (it holds a strong reference to every key, and no
+/// other thread can change it, so the keys' bytes stay valid while the GIL is released).
+fn key_tuple<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    if let Ok(t) = keys.cast::<PyTuple>() {
+        return Ok(t.clone());
+    }
+    if let Ok(l) = keys.cast::<PyList>() {
+        return Ok(l.to_tuple());
+    }
+    PyTuple::new(keys.py(), keys.try_iter()?.collect::<PyResult<Vec<_>>>()?)
+}
+
+/// The bytes of every key of `tuple`, read in place.
+fn tuple_keys<'a>(tuple: &'a Bound<'_, PyTuple>) -> PyResult<Vec<Key<'a>>> {
+    let mut out = Vec::with_capacity(tuple.len());
+    for item in tuple.iter_borrowed() {
+        let (ptr, len) = if let Ok(s) = item.cast::<PyString>() {
+            let b = s.to_str()?.as_bytes();
+            (b.as_ptr(), b.len())
+        } else if let Ok(b) = item.cast::<PyBytes>() {
+            let b = b.as_bytes();
+            (b.as_ptr(), b.len())
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "keys are str or bytes, not {}",
+                item.get_type().name()?
+            )));
+        };
+        // SAFETY: `ptr..ptr + len` is the UTF-8 buffer of a `str` (cached in the object) or the
+        // buffer of a `bytes`, both immutable and freed only with their object; the tuple
+        // holds a strong reference to the object for all of `'a`, and a tuple cannot be
+        // changed, so the buffer outlives `'a` (the borrow checker only sees the shorter
+        // borrow of this loop's item).
+        out.push(Key(unsafe { std::slice::from_raw_parts(ptr, len) }));
+    }
+    Ok(out)
 }
 
 /// The keys of an iterable, owned for a batch.
@@ -214,9 +252,9 @@ impl BloomFilter {
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
         Ok(py.detach(|| {
-            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
             let mut out = vec![false; ks.len()];
             self.inner.insert_if_absent_batch(&ks, &mut out);
             out
@@ -224,9 +262,9 @@ impl BloomFilter {
     }
 
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
         Ok(py.detach(|| {
-            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
             let mut out = vec![false; ks.len()];
             self.inner.contains_batch(&ks, &mut out);
             out
@@ -234,11 +272,9 @@ impl BloomFilter {
     }
 
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let owned = owned_keys(keys)?;
-        py.detach(|| {
-            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
-            self.inner.insert_batch(&ks);
-        });
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        py.detach(|| self.inner.insert_batch(&ks));
         Ok(())
     }
 
