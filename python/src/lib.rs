@@ -463,6 +463,121 @@ impl GrowableBloomFilter {
     }
 }
 
+/// A counting Bloom filter: keys can be removed (`blockbloom::CountingBloomFilter`).
+#[pyclass(frozen, module = "blockbloom")]
+struct CountingBloomFilter {
+    inner: blockbloom::CountingBloomFilter,
+}
+
+#[pymethods]
+impl CountingBloomFilter {
+    #[new]
+    #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
+    fn new(capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
+        let inner = match seed {
+            Some(s) => blockbloom::CountingBloomFilter::with_seed(capacity, fpr, s),
+            None => blockbloom::CountingBloomFilter::with_capacity(capacity, fpr),
+        }
+        .map_err(err)?;
+        Ok(CountingBloomFilter { inner })
+    }
+    fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.insert_if_absent(&k))
+    }
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_key(key, |k| self.inner.insert(&k))
+    }
+    /// Removes one insertion of `key`; `False` if it was not present (nothing changed).
+    fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.remove(&k))
+    }
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.contains(&k))
+    }
+    fn estimated_count(&self, key: &Bound<'_, PyAny>) -> PyResult<u8> {
+        with_key(key, |k| self.inner.estimated_count(&k))
+    }
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.inner.target_fpr()
+    }
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+    fn estimated_len(&self) -> u64 {
+        self.inner.estimated_len()
+    }
+}
+
+/// A lock-free set of integers in `0..universe` (`blockbloom::AtomicBitSet`).
+#[pyclass(frozen, module = "blockbloom")]
+struct AtomicBitSet {
+    inner: blockbloom::AtomicBitSet,
+}
+
+impl AtomicBitSet {
+    fn check(&self, i: u64) -> PyResult<u64> {
+        if i < self.inner.universe() {
+            Ok(i)
+        } else {
+            Err(PyValueError::new_err(format!(
+                "{i} is outside the universe 0..{}",
+                self.inner.universe()
+            )))
+        }
+    }
+}
+
+#[pymethods]
+impl AtomicBitSet {
+    #[new]
+    fn new(universe: u64) -> PyResult<Self> {
+        Ok(AtomicBitSet {
+            inner: blockbloom::AtomicBitSet::new(universe).map_err(err)?,
+        })
+    }
+    #[staticmethod]
+    fn load(path: std::path::PathBuf) -> PyResult<Self> {
+        Ok(AtomicBitSet {
+            inner: blockbloom::AtomicBitSet::load(&path).map_err(err)?,
+        })
+    }
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        self.inner.save(&path).map_err(err)
+    }
+    /// Adds `i`; `True` if it was absent.
+    fn insert(&self, i: u64) -> PyResult<bool> {
+        Ok(self.inner.insert(self.check(i)?))
+    }
+    /// Removes `i`; `True` if it was present.
+    fn remove(&self, i: u64) -> PyResult<bool> {
+        Ok(self.inner.remove(self.check(i)?))
+    }
+    fn __contains__(&self, i: u64) -> bool {
+        i < self.inner.universe() && self.inner.contains(i)
+    }
+    fn __len__(&self) -> usize {
+        self.inner.len() as usize
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v: Vec<u64> = self.inner.iter().collect();
+        Ok(PyList::new(py, v)?.try_iter()?.into_any().unbind())
+    }
+    #[getter]
+    fn universe(&self) -> u64 {
+        self.inner.universe()
+    }
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+}
+
 /// Where a Redis filter's calls go: straight to Redis, or through an in-process front.
 #[allow(clippy::large_enum_variant)] // one per Python object
 enum Remote {
@@ -584,6 +699,8 @@ impl RedisBloomFilter {
 fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BloomFilter>()?;
     m.add_class::<GrowableBloomFilter>()?;
+    m.add_class::<CountingBloomFilter>()?;
+    m.add_class::<AtomicBitSet>()?;
     m.add_class::<RedisBloomFilter>()?;
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
     m.add("RedisError", m.py().get_type::<RedisError>())?;

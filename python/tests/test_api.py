@@ -134,8 +134,32 @@ def test_batches_release_the_gil():
     assert during > 10_000, during
 
 
+def test_counting_filter_and_bitset(tmp_path):
+    from blockbloom import AtomicBitSet, CountingBloomFilter
+
+    c = CountingBloomFilter(10_000, 0.01)
+    assert c.insert_if_absent("a") and not c.insert_if_absent("a")
+    c.add("a")
+    assert c.estimated_count("a") == 2
+    assert c.remove("a") and "a" in c and c.remove("a") and "a" not in c
+    assert not c.remove("never")
+    with pytest.raises(ValueError):
+        CountingBloomFilter(0)
+    s = AtomicBitSet(1000)
+    assert s.insert(3) and not s.insert(3) and s.insert(999)
+    assert 3 in s and 4 not in s and 10**9 not in s and len(s) == 2
+    assert list(s) == [3, 999]
+    with pytest.raises(ValueError):
+        s.insert(1000)
+    p = tmp_path / "s.bits"
+    s.save(p)
+    assert list(AtomicBitSet.load(p)) == [3, 999]
+    with pytest.raises(ValueError):
+        AtomicBitSet(0)
+
+
 def test_module_surface():
-    for name in ["BloomFilter", "GrowableBloomFilter", "RedisBloomFilter", "SnapshotError", "RedisError", "StateLost"]:
+    for name in ["AtomicBitSet", "CountingBloomFilter", "BloomFilter", "GrowableBloomFilter", "RedisBloomFilter", "SnapshotError", "RedisError", "StateLost"]:
         assert hasattr(blockbloom, name)
     assert issubclass(blockbloom.RedisError, ConnectionError)
     assert issubclass(blockbloom.StateLost, blockbloom.RedisError)

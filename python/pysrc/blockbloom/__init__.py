@@ -13,7 +13,9 @@ True
 """
 
 from ._blockbloom import (
+    AtomicBitSet,
     BloomFilter,
+    CountingBloomFilter,
     GrowableBloomFilter,
     RedisBloomFilter,
     RedisError,
@@ -22,7 +24,9 @@ from ._blockbloom import (
 )
 
 __all__ = [
+    "AtomicBitSet",
     "BloomFilter",
+    "CountingBloomFilter",
     "GrowableBloomFilter",
     "RedisBloomFilter",
     "RedisError",
