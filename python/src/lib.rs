@@ -8,7 +8,6 @@ use std::hash::{Hash, Hasher};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyConnectionError, PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 create_exception!(
@@ -37,21 +36,6 @@ impl Hash for Key<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write(self.0);
         state.write_u8(0xff);
-    }
-}
-
-/// A key kept alive (and readable without the GIL) for a batch.
-enum Owned {
-    Str(PyBackedStr),
-    Bytes(PyBackedBytes),
-}
-
-impl Owned {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Owned::Str(s) => s.as_bytes(),
-            Owned::Bytes(b) => b,
-        }
     }
 }
 
@@ -103,25 +87,6 @@ fn tuple_keys<'a>(tuple: &'a Bound<'_, PyTuple>) -> PyResult<Vec<Key<'a>>> {
         // changed, so the buffer outlives `'a` (the borrow checker only sees the shorter
         // borrow of this loop's item).
         out.push(Key(unsafe { std::slice::from_raw_parts(ptr, len) }));
-    }
-    Ok(out)
-}
-
-/// The keys of an iterable, owned for a batch.
-fn owned_keys(keys: &Bound<'_, PyAny>) -> PyResult<Vec<Owned>> {
-    let mut out = Vec::new();
-    for k in keys.try_iter()? {
-        let k = k?;
-        if let Ok(s) = k.cast::<PyString>() {
-            out.push(Owned::Str(PyBackedStr::try_from(s.clone())?));
-        } else if let Ok(b) = k.cast::<PyBytes>() {
-            out.push(Owned::Bytes(PyBackedBytes::from(b.clone())));
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "keys are str or bytes, not {}",
-                k.get_type().name()?
-            )));
-        }
     }
     Ok(out)
 }
@@ -398,30 +363,19 @@ impl GrowableBloomFilter {
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
-        Ok(py.detach(|| {
-            owned
-                .iter()
-                .map(|o| self.inner.insert_if_absent(&Key(o.bytes())))
-                .collect()
-        }))
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        Ok(py.detach(|| ks.iter().map(|k| self.inner.insert_if_absent(k)).collect()))
     }
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
-        Ok(py.detach(|| {
-            owned
-                .iter()
-                .map(|o| self.inner.contains(&Key(o.bytes())))
-                .collect()
-        }))
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        Ok(py.detach(|| ks.iter().map(|k| self.inner.contains(k)).collect()))
     }
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let owned = owned_keys(keys)?;
-        py.detach(|| {
-            owned
-                .iter()
-                .for_each(|o| self.inner.insert(&Key(o.bytes())))
-        });
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        py.detach(|| ks.iter().for_each(|k| self.inner.insert(k)));
         Ok(())
     }
     fn flush(&self) -> PyResult<()> {
@@ -627,8 +581,9 @@ impl RedisBloomFilter {
     }
 
     fn insert_if_absent(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let owned = owned_keys(&pyo3::types::PyTuple::new(py, [key])?.into_any())?;
-        let k = Key(owned[0].bytes());
+        let tuple = PyTuple::new(py, [key])?;
+        let ks = tuple_keys(&tuple)?;
+        let k = &ks[0];
         let remote = &mut self.remote;
         py.detach(|| match remote {
             Remote::Direct(f) => f.insert_if_absent(&k),
@@ -642,21 +597,20 @@ impl RedisBloomFilter {
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
         let remote = &mut self.remote;
-        py.detach(|| {
-            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
-            match remote {
-                Remote::Direct(f) => f.insert_if_absent_many(&ks),
-                Remote::Front(f) => f.insert_if_absent_many(&ks),
-            }
+        py.detach(|| match remote {
+            Remote::Direct(f) => f.insert_if_absent_many(&ks),
+            Remote::Front(f) => f.insert_if_absent_many(&ks),
         })
         .map_err(redis_err)
     }
 
     fn __contains__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let owned = owned_keys(&pyo3::types::PyTuple::new(py, [key])?.into_any())?;
-        let k = Key(owned[0].bytes());
+        let tuple = PyTuple::new(py, [key])?;
+        let ks = tuple_keys(&tuple)?;
+        let k = &ks[0];
         let remote = &mut self.remote;
         py.detach(|| match remote {
             Remote::Direct(f) => f.contains(&k),
@@ -666,14 +620,12 @@ impl RedisBloomFilter {
     }
 
     fn contains_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-        let owned = owned_keys(keys)?;
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
         let remote = &mut self.remote;
-        py.detach(|| {
-            let ks: Vec<Key<'_>> = owned.iter().map(|o| Key(o.bytes())).collect();
-            match remote {
-                Remote::Direct(f) => f.contains_many(&ks),
-                Remote::Front(f) => f.remote().contains_many(&ks),
-            }
+        py.detach(|| match remote {
+            Remote::Direct(f) => f.contains_many(&ks),
+            Remote::Front(f) => f.remote().contains_many(&ks),
         })
         .map_err(redis_err)
     }

@@ -34,19 +34,25 @@ local function read_bits(key, offs)
   return out
 end
 
+-- The batch's part common to set and get: nil and the header if the shard is not the
+-- caller's incarnation; else k, the number of keys, the offsets and their old bits.
+local function batch_bits(key, args)
+  local ok, h = header_ok(key, args[1])
+  if not ok then return nil, h end
+  local k = tonumber(args[2])
+  local offs = {}
+  for i = 3, #args do offs[#offs + 1] = args[i] end
+  return k, (#args - 2) / k, offs, read_bits(key, offs)
+end
+
 -- insert_if_absent: 1 = new (was absent), 0 = present before. Reads the batch's bits,
 -- then sets only the missing ones (so duplicates write nothing: no AOF or replica
 -- traffic); a key is new iff one of its SETs found a 0, so a key repeated in the batch is
 -- new only once.
 local function bb_set(keys, args)
   local key = keys[1]
-  local ok, h = header_ok(key, args[1])
-  if not ok then return {0, h} end
-  local k = tonumber(args[2])
-  local n = (#args - 2) / k
-  local offs = {}
-  for i = 3, #args do offs[#offs + 1] = args[i] end
-  local old = read_bits(key, offs)
+  local k, n, offs, old = batch_bits(key, args)
+  if not k then return {0, n} end
   local out = {1}
   local set, owner = {}, {}
   for j = 0, n - 1 do
@@ -76,14 +82,8 @@ end
 
 -- contains: 1 = present, 0 = absent.
 local function bb_get(keys, args)
-  local key = keys[1]
-  local ok, h = header_ok(key, args[1])
-  if not ok then return {0, h} end
-  local k = tonumber(args[2])
-  local n = (#args - 2) / k
-  local offs = {}
-  for i = 3, #args do offs[#offs + 1] = args[i] end
-  local old = read_bits(key, offs)
+  local k, n, _, old = batch_bits(keys[1], args)
+  if not k then return {0, n} end
   local out = {1}
   for j = 0, n - 1 do
     local all = 1

@@ -171,7 +171,7 @@ impl RedisBuilder {
         let mut f = self.connect(placeholder)?;
         match f.read_meta()? {
             Some(stored) => f.adopt(stored)?,
-            None => match f.first_shard_header()? {
+            None => match f.shard_header(0)? {
                 Some(stored) => f.restore_meta(stored)?,
                 None => return Err(Error::NotFound(self.name.clone())),
             },
@@ -189,7 +189,7 @@ impl RedisBuilder {
         let mut f = self.connect(meta.clone())?;
         let stored = match f.read_meta()? {
             Some(stored) => stored,
-            None => match f.first_shard_header()? {
+            None => match f.shard_header(0)? {
                 Some(stored) => stored,
                 None => {
                     let stored = f.create_meta(&meta)?;
@@ -241,20 +241,6 @@ impl RedisBloomFilter {
         Meta::parse(&pairs).map(Some)
     }
 
-    /// The first shard's header (which names every other shard's key).
-    fn first_shard_header(&mut self) -> Result<Option<Stored>> {
-        let key = self.shard_key(0);
-        let k2 = key.clone();
-        let h: Vec<u8> = self.with_key(&k2, |c| {
-            redis::cmd("GETRANGE")
-                .arg(&key)
-                .arg(0)
-                .arg(SHARD_HEADER_BYTES - 1)
-                .query(c)
-        })?;
-        Meta::from_header(&h)
-    }
-
     /// Creates the filter as `meta` (a fresh incarnation): arms the shards, then writes the
     /// parameter hash unless another process did first — whose filter is then adopted.
     fn create_meta(&mut self, meta: &Meta) -> Result<Stored> {
@@ -264,11 +250,7 @@ impl RedisBloomFilter {
         };
         self.set_meta(mine.clone());
         self.arm_all(&[])?;
-        let mut head = Vec::new();
-        for (a, b) in meta.fields(mine.incarnation) {
-            head.push(a.into_bytes());
-            head.push(b.into_bytes());
-        }
+        let head = meta.field_args(mine.incarnation);
         let key = self.meta_key.clone();
         let reply = self.run_one(Call {
             op: Op::Meta,
@@ -291,10 +273,7 @@ impl RedisBloomFilter {
     /// Re-creates a vanished parameter hash from a shard header's identity.
     fn restore_meta(&mut self, from: Stored) -> Result<()> {
         let mut head = vec![from.incarnation.to_string().into_bytes()];
-        for (a, b) in from.meta.fields(from.incarnation) {
-            head.push(a.into_bytes());
-            head.push(b.into_bytes());
-        }
+        head.extend(from.meta.field_args(from.incarnation));
         let key = self.meta_key.clone();
         let reply = self.run_one(Call {
             op: Op::Reincarnate,

@@ -513,10 +513,7 @@ impl RedisBloomFilter {
         let known = self.incarnation;
         let fresh = meta::new_incarnation();
         let mut head = vec![known.to_string().into_bytes()];
-        for (a, b) in self.meta.fields(fresh) {
-            head.push(a.into_bytes());
-            head.push(b.into_bytes());
-        }
+        head.extend(self.meta.field_args(fresh));
         let reply = self.run_one(Call {
             op: Op::Reincarnate,
             key: self.meta_key.clone(),
@@ -550,22 +547,25 @@ impl RedisBloomFilter {
         self.run_calls(&calls).map(drop)
     }
 
-    /// Every shard's header (`None` where missing), in one pipelined round trip per node.
+    /// Shard `i`'s header (`None` where missing).
+    pub(crate) fn shard_header(&mut self, i: u64) -> Result<Option<Stored>> {
+        let key = self.shard_key(i);
+        let k2 = key.clone();
+        let h: Vec<u8> = self.with_key(&k2, |c| {
+            redis::cmd("GETRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(SHARD_HEADER_BYTES - 1)
+                .query(c)
+        })?;
+        Meta::from_header(&h)
+    }
+
+    /// Every shard's header (`None` where missing), one round trip each.
     pub(crate) fn shard_headers(&mut self) -> Result<Vec<Option<Stored>>> {
-        let keys: Vec<String> = (0..self.num_shards()).map(|s| self.shard_key(s)).collect();
-        let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
-            let k2 = key.clone();
-            let h: Vec<u8> = self.with_key(&k2, |c| {
-                redis::cmd("GETRANGE")
-                    .arg(&key)
-                    .arg(0)
-                    .arg(SHARD_HEADER_BYTES - 1)
-                    .query(c)
-            })?;
-            out.push(Meta::from_header(&h)?);
-        }
-        Ok(out)
+        (0..self.num_shards())
+            .map(|i| self.shard_header(i))
+            .collect()
     }
 
     /// [`insert_if_absent`](Self::insert_if_absent) for a batch, in one round trip (one

@@ -125,6 +125,14 @@ impl Meta {
         }
     }
 
+    /// [`fields`](Self::fields) as the arguments of a Redis call: name, value, name, ….
+    pub(crate) fn field_args(&self, inc: u64) -> Vec<Vec<u8>> {
+        self.fields(inc)
+            .into_iter()
+            .flat_map(|(a, b)| [a.into_bytes(), b.into_bytes()])
+            .collect()
+    }
+
     /// Number of shards.
     pub(crate) fn shards(&self) -> u64 {
         self.blocks.div_ceil(self.shard_blocks)
