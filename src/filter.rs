@@ -17,6 +17,11 @@ use crate::Builder;
 /// with one key's work (~10–30 ns), few enough to stay within the CPU's fill buffers.
 pub const PREFETCH_DISTANCE: usize = 16;
 
+/// A key's keyed hash in a filter, from [`BloomFilter::key_hash`]: valid in every filter
+/// with the same seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyHash(u64);
+
 /// A lock-free, cache-line-blocked Bloom filter, shared by reference between threads.
 ///
 /// Every key maps to one 512-bit, 64-byte-aligned block and sets `k` bits inside it, so each
@@ -327,6 +332,75 @@ impl BloomFilter {
     /// [`insert_if_absent_batch`](Self::insert_if_absent_batch).
     pub fn insert_batch<K: Hash>(&self, keys: &[K]) {
         self.pipelined(keys, true, |_, h| self.insert_hash(h));
+    }
+
+    /// The keyed hash of `key` in this filter: step one of every operation, taken out so
+    /// that a caller can hash keys where they are cheap to read and probe the filter later,
+    /// e.g. a Python binding that must read its keys while holding the interpreter lock but
+    /// can probe without it. A [`KeyHash`] depends only on the seed: it gives the same
+    /// answers as its key in every filter with this filter's [`seed`](Self::seed) (in another
+    /// filter it is the hash of some other key, harmless but meaningless).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1000).seed(5).build()?;
+    /// let hs: Vec<_> = ["a", "b", "a"].iter().map(|k| f.key_hash(k)).collect();
+    /// let mut fresh = [false; 3];
+    /// f.insert_if_absent_hashes(&hs, &mut fresh);
+    /// assert_eq!(fresh, [true, true, false]);
+    /// assert!(f.contains("b"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
+        KeyHash(self.layout.hash(key))
+    }
+
+    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch) on keys hashed by
+    /// [`key_hash`](Self::key_hash): the same answers, the same prefetching.
+    ///
+    /// # Panics
+    /// If `out.len() != hashes.len()`.
+    pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
+        self.pipelined_hashes(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
+    }
+
+    /// [`contains_batch`](Self::contains_batch) on keys hashed by [`key_hash`](Self::key_hash).
+    ///
+    /// # Panics
+    /// If `out.len() != hashes.len()`.
+    pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
+        self.pipelined_hashes(hashes, false, |i, h| out[i] = self.contains_hash(h));
+    }
+
+    /// [`insert_batch`](Self::insert_batch) on keys hashed by [`key_hash`](Self::key_hash).
+    pub fn insert_hashes(&self, hashes: &[KeyHash]) {
+        self.pipelined_hashes(hashes, true, |_, h| self.insert_hash(h));
+    }
+
+    /// The pipeline of [`pipelined`](Self::pipelined) on hashes already taken: prefetch the
+    /// block of hash `i + PREFETCH_DISTANCE`, then run `op` on hash `i`.
+    #[inline(always)]
+    fn pipelined_hashes(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, u64)) {
+        let prefetch = |h: u64| {
+            let b = self.block(h);
+            if write {
+                prefetch_write(b);
+            } else {
+                prefetch_read(b);
+            }
+        };
+        for h in hashes.iter().take(PREFETCH_DISTANCE) {
+            prefetch(h.0);
+        }
+        for (i, h) in hashes.iter().enumerate() {
+            if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
+                prefetch(ahead.0);
+            }
+            op(i, h.0);
+        }
     }
 
     /// Software pipeline: hash key `i + PREFETCH_DISTANCE` and prefetch its block, then run

@@ -37,7 +37,7 @@ pub use bitset::AtomicBitSet;
 pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use filter::{BloomFilter, PREFETCH_DISTANCE};
+pub use filter::{BloomFilter, KeyHash, PREFETCH_DISTANCE};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{random_seed, HASH_ALGORITHM_ID, MAX_HASHES};
 pub use layout::{Layout, Probe};

@@ -120,3 +120,41 @@ fn par_contains_matches_contains() {
     let want: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn hashed_batches_equal_one_at_a_time() {
+    // Keys hashed by one filter, probed in another with the same seed (the Python binding
+    // hashes while it reads the keys and probes later): the answers and bits of the
+    // one-at-a-time calls.
+    let (ids, distinct) = dup_stream(30_000, 0.5, 2);
+    let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
+    let (hashed, single) = pair(distinct / 2, 0.01, 13);
+    let hasher = BloomFilter::builder()
+        .capacity(10)
+        .seed(13)
+        .build()
+        .unwrap();
+    let mut start = 0;
+    for len in lengths().into_iter().cycle() {
+        if start >= links.len() {
+            break;
+        }
+        let chunk = &links[start..(start + len).min(links.len())];
+        let hs: Vec<_> = chunk.iter().map(|u| hasher.key_hash(u)).collect();
+        let mut present = vec![false; chunk.len()];
+        hashed.contains_hashes(&hs, &mut present);
+        let want: Vec<bool> = chunk.iter().map(|u| single.contains(u)).collect();
+        assert_eq!(present, want, "contains at {start}..+{len}");
+        let mut got = vec![false; chunk.len()];
+        hashed.insert_if_absent_hashes(&hs, &mut got);
+        let want: Vec<bool> = chunk.iter().map(|u| single.insert_if_absent(u)).collect();
+        assert_eq!(got, want, "insert_if_absent at {start}..+{len}");
+        start += chunk.len();
+    }
+    assert!(same_bits(&hashed, &single));
+    let (a, b) = pair(5_000, 0.01, 13);
+    let keys: Vec<u64> = (0..5_000).collect();
+    a.insert_hashes(&keys.iter().map(|k| hasher.key_hash(k)).collect::<Vec<_>>());
+    keys.iter().for_each(|k| b.insert(k));
+    assert!(same_bits(&a, &b));
+}

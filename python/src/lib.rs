@@ -5,6 +5,7 @@
 
 use std::hash::{Hash, Hasher};
 
+use blockbloom::KeyHash;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyConnectionError, PyException, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -89,6 +90,37 @@ fn tuple_keys<'a>(tuple: &'a Bound<'_, PyTuple>) -> PyResult<Vec<Key<'a>>> {
         out.push(Key(unsafe { std::slice::from_raw_parts(ptr, len) }));
     }
     Ok(out)
+}
+
+/// The hashes of the keys of `keys` (a list, a tuple or any iterable) for the `BloomFilter`
+/// batches, taken with the GIL held: each key is read where it is — no copy, no new
+/// reference — and hashed at once, while its bytes are in cache. The batch then probes the
+/// filter with the GIL released, so another Python thread's batch hashes meanwhile. Every
+/// key is read before any is inserted: a bad key (`TypeError`) leaves the filter untouched.
+fn key_hashes(f: &blockbloom::BloomFilter, keys: &Bound<'_, PyAny>) -> PyResult<Vec<KeyHash>> {
+    let py = keys.py();
+    let hash = |item: &Bound<'_, PyAny>| with_key(item, |k| f.key_hash(&k));
+    if let Ok(list) = keys.cast::<PyList>() {
+        let mut out = Vec::with_capacity(list.len());
+        // Nothing below runs Python code, so no other thread can change the list meanwhile;
+        // the length is re-read anyway, to stay in bounds whatever happens.
+        let mut i = 0;
+        while i < list.len() {
+            // SAFETY: `i` is in bounds (checked just above, with the GIL held throughout),
+            // so `PyList_GetItem` returns a borrowed reference to a live item, and nothing
+            // runs Python code before `hash` is done with it, so the list cannot drop it.
+            let item = unsafe {
+                Borrowed::from_ptr_or_err(py, pyo3::ffi::PyList_GetItem(list.as_ptr(), i as _))?
+            };
+            out.push(hash(&item)?);
+            i += 1;
+        }
+        Ok(out)
+    } else if let Ok(tuple) = keys.cast::<PyTuple>() {
+        tuple.iter_borrowed().map(|item| hash(&item)).collect()
+    } else {
+        keys.try_iter()?.map(|item| hash(&item?)).collect()
+    }
 }
 
 /// The Python exception for a filter error.
@@ -217,29 +249,26 @@ impl BloomFilter {
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
+        let hs = key_hashes(&self.inner, keys)?;
         Ok(py.detach(|| {
-            let mut out = vec![false; ks.len()];
-            self.inner.insert_if_absent_batch(&ks, &mut out);
+            let mut out = vec![false; hs.len()];
+            self.inner.insert_if_absent_hashes(&hs, &mut out);
             out
         }))
     }
 
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
+        let hs = key_hashes(&self.inner, keys)?;
         Ok(py.detach(|| {
-            let mut out = vec![false; ks.len()];
-            self.inner.contains_batch(&ks, &mut out);
+            let mut out = vec![false; hs.len()];
+            self.inner.contains_hashes(&hs, &mut out);
             out
         }))
     }
 
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
-        py.detach(|| self.inner.insert_batch(&ks));
+        let hs = key_hashes(&self.inner, keys)?;
+        py.detach(|| self.inner.insert_hashes(&hs));
         Ok(())
     }
 

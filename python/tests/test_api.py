@@ -50,6 +50,33 @@ def test_batches_answer_like_one_call_at_a_time():
     assert c.to_bytes() == a.to_bytes()
 
 
+def test_a_bad_key_leaves_the_filter_untouched():
+    """Every key of a batch is read before any is inserted: a bad key anywhere (here far
+    past the first thousands) raises and inserts nothing, so no answer is lost."""
+    f = BloomFilter(100_000, 0.01, seed=3)
+    empty = f.to_bytes()
+    good = urls(0, 50_000)
+
+    def failing():
+        yield from good
+        raise RuntimeError("the source broke")
+
+    for bad in (good + [42], tuple(good) + (None,), good + ["\ud800"]):
+        with pytest.raises((TypeError, UnicodeEncodeError)):
+            f.insert_if_absent_many(bad)
+        with pytest.raises((TypeError, UnicodeEncodeError)):
+            f.update(bad)
+    with pytest.raises(RuntimeError):
+        f.insert_if_absent_many(failing())
+    assert f.to_bytes() == empty
+    # The same keys as a list, a tuple and a generator give the same answers.
+    answers = f.insert_if_absent_many(good)
+    g, h = BloomFilter(100_000, 0.01, seed=3), BloomFilter(100_000, 0.01, seed=3)
+    assert g.insert_if_absent_many(tuple(good)) == answers
+    assert h.insert_if_absent_many(k for k in good) == answers
+    assert f.contains_many(good) == [True] * len(good)
+
+
 def test_bad_parameters_are_value_errors():
     for args in [(0, 0.01), (100, 0.0), (100, 1.0), (100, 2.0)]:
         with pytest.raises(ValueError):
