@@ -205,6 +205,7 @@ impl AtomicBitSet {
             k: 0,
             capacity: self.universe,
             fpr_bits: 0,
+            block_bits: 512,
         };
         write_snapshot(out, &h, &self.blocks)
     }
@@ -216,7 +217,7 @@ impl AtomicBitSet {
     /// [`BloomFilter::read_from`]: crate::BloomFilter::read_from
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
         let (h, blocks) = read_snapshot(input, BITSET_MAGIC, |h| {
-            if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 {
+            if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 || h.block_bits != 512 {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }
             if h.capacity == 0 || h.capacity.div_ceil(BLOCK_BITS) != h.nblocks {

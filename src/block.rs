@@ -95,38 +95,45 @@ impl Block {
     /// 3. `true` iff that last `fetch_or` flipped `t`.
     #[inline(always)]
     pub(crate) fn claim(&self, mask: [u64; WORDS]) -> bool {
-        let mut missing = [0u64; WORDS];
-        let mut nonzero = 0u32; // bit w set <=> word w has missing bits
-        for (w, (word, m)) in self.0.iter().zip(mask).enumerate() {
-            // Acquire: pairs with the AcqRel fetch_or of whoever set a bit we see, so that
-            // everything that thread did before (its lower-word fetch_ors) is visible to us:
-            // the synchronisation step of the proof.
-            missing[w] = m & !word.load(Acquire);
-            nonzero |= ((missing[w] != 0) as u32) << w;
+        claim_words(&self.0, mask)
+    }
+
+    /// [`claim`](Self::claim) on word `w` alone (a 64-bit block), with one locked operation
+    /// where the protocol needs two: a single compare-exchange from the value loaded to
+    /// that value with the missing bits set. If it succeeds, this call flipped every missing
+    /// bit at once: `true`. If the word changed meanwhile, the protocol runs as on any
+    /// block (no retry loop: wait-free).
+    ///
+    /// At most one winner still: all the racers' read-modify-writes are on this one word, so
+    /// they are totally ordered; after the first winner's deciding operation (its successful
+    /// compare-exchange, or its `fetch_or` of the top bit, which follows its `fetch_or` of
+    /// the other missing bits) every bit of the mask is set, and bits never clear — so a
+    /// later compare-exchange cannot find the value it loaded with bits missing, and a later
+    /// top-bit `fetch_or` cannot flip its bit.
+    #[inline(always)]
+    pub(crate) fn claim_word(&self, w: usize, mask: u64) -> bool {
+        let word = &self.0[w];
+        let seen = word.load(Acquire);
+        let missing = mask & !seen;
+        if missing == 0 {
+            return false;
         }
-        if nonzero == 0 {
-            return false; // every bit present: no write, the cache line stays clean
+        // AcqRel on success and Acquire on failure: the orderings of the protocol's
+        // fetch_or and load.
+        match word.compare_exchange(seen, seen | missing, AcqRel, Acquire) {
+            Ok(_) => true,
+            Err(_) => self.claim_in::<1>(w, [mask]),
         }
-        let top = (31 - nonzero.leading_zeros()) as usize;
-        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
-        // Every missing bit but the deciding one: the lower words, then the rest of the top
-        // word, in ascending order. Walking the set bits of a word mask costs one loop-exit
-        // misprediction instead of one per word.
-        missing[top] &= !top_bit;
-        let mut rest = nonzero & !(1 << top) | ((missing[top] != 0) as u32) << top;
-        while rest != 0 {
-            let w = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            // AcqRel: Release publishes our earlier writes to whoever later reads this word;
-            // Acquire orders us after whoever set bits here before us. Result unused, so on
-            // x86 this is one `lock or`.
-            self.0[w].fetch_or(missing[w], AcqRel);
-        }
-        // The deciding operation, AcqRel for the same reasons. A single-bit fetch_or whose
-        // result is tested for that bit compiles to `lock bts` on x86 (a multi-bit one whose
-        // old value is used would be a compare-exchange loop).
-        let before = self.0[top].fetch_or(top_bit, AcqRel);
-        before & top_bit == 0
+    }
+
+    /// [`claim`](Self::claim) on the `N` words from word `first` on: a block of `64·N` bits
+    /// inside this line (the protocol and its proof are the same on any run of words).
+    #[inline(always)]
+    pub(crate) fn claim_in<const N: usize>(&self, first: usize, mask: [u64; N]) -> bool {
+        let words: &[AtomicU64; N] = self.0[first..first + N]
+            .try_into()
+            .expect("a block lies within its line");
+        claim_words(words, mask)
     }
 
     /// ORs every word of `other` into this block. Words whose bits are all present already
@@ -194,6 +201,46 @@ impl Block {
             }
         }
     }
+}
+
+/// The claim protocol of [`Block::claim`] on a run of `N` words (a whole 512-bit block, or a
+/// smaller block within a line): the argument in
+/// [`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent) orders words and
+/// bits, never counts them, so it holds for any `N`.
+#[inline(always)]
+fn claim_words<const N: usize>(words: &[AtomicU64; N], mask: [u64; N]) -> bool {
+    let mut missing = [0u64; N];
+    let mut nonzero = 0u32; // bit w set <=> word w has missing bits
+    for (w, (word, m)) in words.iter().zip(mask).enumerate() {
+        // Acquire: pairs with the AcqRel fetch_or of whoever set a bit we see, so that
+        // everything that thread did before (its lower-word fetch_ors) is visible to us:
+        // the synchronisation step of the proof.
+        missing[w] = m & !word.load(Acquire);
+        nonzero |= ((missing[w] != 0) as u32) << w;
+    }
+    if nonzero == 0 {
+        return false; // every bit present: no write, the cache line stays clean
+    }
+    let top = (31 - nonzero.leading_zeros()) as usize;
+    let top_bit = 1u64 << (63 - missing[top].leading_zeros());
+    // Every missing bit but the deciding one: the lower words, then the rest of the top
+    // word, in ascending order. Walking the set bits of a word mask costs one loop-exit
+    // misprediction instead of one per word.
+    missing[top] &= !top_bit;
+    let mut rest = nonzero & !(1 << top) | ((missing[top] != 0) as u32) << top;
+    while rest != 0 {
+        let w = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        // AcqRel: Release publishes our earlier writes to whoever later reads this word;
+        // Acquire orders us after whoever set bits here before us. Result unused, so on
+        // x86 this is one `lock or`.
+        words[w].fetch_or(missing[w], AcqRel);
+    }
+    // The deciding operation, AcqRel for the same reasons. A single-bit fetch_or whose
+    // result is tested for that bit compiles to `lock bts` on x86 (a multi-bit one whose
+    // old value is used would be a compare-exchange loop).
+    let before = words[top].fetch_or(top_bit, AcqRel);
+    before & top_bit == 0
 }
 
 /// ORs every block of `src` into `dst` (blocks paired in order): the union of two filters or

@@ -43,6 +43,7 @@ pub struct Builder {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) huge_pages: bool,
+    pub(crate) block_bits: Option<u32>,
 }
 
 impl Builder {
@@ -76,6 +77,26 @@ impl Builder {
         self
     }
 
+    /// Bits per block: 512 (the default), 256, 128 or 64. Every key's bits lie in one block,
+    /// and a new key costs one locked read-modify-write per 64-bit word of its block that
+    /// lacks one of its bits: about 4.7 at 512 bits, 1 or 2 at 64. Smaller blocks spread keys
+    /// less evenly, so they need more bits per key for the same rate — the sizing prices
+    /// that in ([`math::blocked_fpr_in`]): at 1%, 9.9 bits per key at 512, 12.1 at 64.
+    /// The README's "Block size" table compares them; snapshots and files record the size.
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1_000_000).fpr(0.01).block_bits(64).build()?;
+    /// assert_eq!(f.block_bits(), 64);
+    /// assert!(f.insert_if_absent("https://example.com/"));
+    /// assert!(BloomFilter::builder().capacity(10).block_bits(100).build().is_err());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn block_bits(mut self, bits: u32) -> Self {
+        self.block_bits = Some(bits);
+        self
+    }
+
     /// Asks the OS to back a filter of 2 MiB or more with transparent huge pages (Linux
     /// `madvise(MADV_HUGEPAGE)`; ignored elsewhere). Default: off.
     ///
@@ -100,16 +121,17 @@ impl Builder {
     /// # Errors
     /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
     /// [`Error::UnreachableFpr`], [`Error::InvalidHashes`], [`Error::InvalidBits`],
-    /// [`Error::TooLarge`] or [`Error::AllocationFailed`].
+    /// [`Error::InvalidBlockBits`], [`Error::TooLarge`] or [`Error::AllocationFailed`].
     pub fn build(self) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let fpr = self.fpr.unwrap_or(0.01);
-        let s = math::size_filter(capacity, fpr, self.bits, self.hashes)?;
+        let block_bits = self.block_bits.unwrap_or(512);
+        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
         Ok(BloomFilter::from_parts(
             Blocks::zeroed_with(len, self.huge_pages)?,
-            Layout::from_validated(seed, s.blocks, s.hashes),
+            Layout::from_validated(seed, s.blocks, s.hashes, block_bits),
             capacity,
             s.target_fpr,
         ))

@@ -126,7 +126,7 @@ impl CountingBloomFilter {
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         Ok(CountingBloomFilter {
             blocks: Blocks::zeroed(len)?,
-            layout: Layout::from_validated(seed, s.blocks, s.hashes),
+            layout: Layout::from_validated(seed, s.blocks, s.hashes, 512),
             capacity,
             target_fpr: s.target_fpr,
         })

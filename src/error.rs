@@ -27,6 +27,9 @@ pub enum Error {
     EmptyUniverse,
     /// A filter of zero bits was requested.
     InvalidBits(u64),
+    /// A block size other than 64, 128, 256 or 512 bits was requested
+    /// ([`Builder::block_bits`](crate::Builder::block_bits)).
+    InvalidBlockBits(u32),
     /// The requested filter does not fit this machine's address space.
     TooLarge {
         /// Bytes the filter would need.
@@ -109,6 +112,9 @@ impl fmt::Display for Error {
             Error::InvalidGrowth(why) => write!(f, "invalid growth parameters: {why}"),
             Error::EmptyUniverse => f.write_str("a bitset needs a universe of at least 1 id"),
             Error::InvalidBits(b) => write!(f, "a filter needs at least 1 bit, got {b}"),
+            Error::InvalidBlockBits(b) => {
+                write!(f, "block size {b} bits: must be 64, 128, 256 or 512")
+            }
             Error::TooLarge { bytes } => write!(
                 f,
                 "a filter of {bytes} bytes does not fit this machine's address space"
@@ -121,7 +127,7 @@ impl fmt::Display for Error {
             Error::BadMagic => f.write_str("not a blockbloom snapshot (bad magic bytes)"),
             Error::UnsupportedVersion(v) => write!(
                 f,
-                "snapshot format version {v} is not supported by this build (it reads version {})",
+                "snapshot format version {v} is not supported by this build (it reads versions 1 to {})",
                 crate::format::FORMAT_VERSION
             ),
             Error::UnknownHash(id) => write!(

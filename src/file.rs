@@ -100,7 +100,8 @@ impl Builder {
     ) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
-        let s = math::size_filter(capacity, fpr, self.bits, self.hashes)?;
+        let block_bits = self.block_bits.unwrap_or(512);
+        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
         file_len(s.blocks, grows)?;
         let wanted = Wanted {
             header: Header {
@@ -111,6 +112,7 @@ impl Builder {
                 k: s.hashes,
                 capacity,
                 fpr_bits: s.target_fpr.to_bits(),
+                block_bits,
             },
             seed_fixed: seed.is_some(),
             grows,
@@ -260,14 +262,14 @@ pub(crate) fn open_existing(
         check_same(&h, w)?;
     }
     if flags & IN_USE == 0 {
-        file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44)
+        file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44) // the u16 flags only
             .and_then(|()| file.sync_data())
             .map_err(|e| io_err(e, path))?;
     }
     let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
     let mut f = BloomFilter::from_parts(
         blocks,
-        Layout::from_validated(h.seed, h.nblocks, h.k),
+        Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits),
         h.capacity,
         f64::from_bits(h.fpr_bits),
     );
@@ -287,6 +289,12 @@ fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
         )
     } else if file.fpr_bits != want.fpr_bits {
         ("target fpr", fpr(file.fpr_bits), fpr(want.fpr_bits))
+    } else if file.block_bits != want.block_bits {
+        (
+            "block size",
+            file.block_bits.to_string(),
+            want.block_bits.to_string(),
+        )
     } else if file.nblocks != want.nblocks {
         ("blocks", file.nblocks.to_string(), want.nblocks.to_string())
     } else if file.k != want.k {
@@ -435,7 +443,7 @@ impl BloomFilter {
         })?;
         let end = HEADER_BYTES as u64 + self.num_blocks() as u64 * BLOCK_BYTES as u64;
         let f = &state.file;
-        let flags: u32 = if state.grows { GROWS } else { 0 };
+        let flags: u16 = if state.grows { GROWS } else { 0 };
         f.write_all_at(&digest.digest().to_le_bytes(), end)
             .and_then(|()| f.sync_data())
             .and_then(|()| f.write_all_at(&flags.to_le_bytes(), 44))

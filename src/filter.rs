@@ -7,6 +7,7 @@ use core::hash::Hash;
 
 use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
+use crate::hash::line_mask;
 use crate::layout::{Layout, Probe};
 use crate::storage::{prefetch_read, prefetch_write, Blocks};
 use crate::sync::Ordering::{Acquire, Relaxed};
@@ -67,9 +68,11 @@ pub struct KeyHash(u64);
 ///    one of its bits during the race). A crawler that fetches a URL only on `true` fetches
 ///    it at most once. See [`insert_if_absent`](Self::insert_if_absent) for the protocol and
 ///    the proof; the `loom-tests` crate model-checks it.
-/// 4. **Lock-free.** No mutex, spin or compare-exchange loop: `contains` is eight loads,
-///    `insert_if_absent` eight loads plus at most eight `fetch_or`s, and a key already present
-///    writes nothing (its cache line stays shared between cores).
+/// 4. **Wait-free.** No mutex, spin or compare-exchange loop: `contains` is at most eight
+///    loads, `insert_if_absent` eight loads plus at most eight `fetch_or`s (with 64-bit
+///    blocks, one load and one compare-exchange, or two `fetch_or`s if another thread
+///    changed the word meanwhile), and a key already present writes nothing (its cache line
+///    stays shared between cores).
 ///
 /// The false-positive rate is the one asked for, computed with the blocked-filter formula
 /// ([`math::blocked_fpr`]), as long as at most [`capacity`](Self::capacity) distinct keys are
@@ -192,12 +195,18 @@ impl BloomFilter {
     pub(crate) fn contains_hash(&self, h: u64) -> bool {
         // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
         // coherence alone guarantees this load sees it (guarantee 1).
+        if self.layout.is_512() {
+            return self.blocks[self.layout.line_512(h)].all_set(self.layout.bits_512(h), Relaxed);
+        }
         self.block(h).all_set(self.layout.bits(h), Relaxed)
     }
 
     /// The block of hash `h`.
     #[inline(always)]
     fn block(&self, h: u64) -> &Block {
+        if self.layout.is_512() {
+            return &self.blocks[self.layout.line_512(h)];
+        }
         &self.blocks[self.layout.block_of(h)]
     }
 
@@ -218,6 +227,10 @@ impl BloomFilter {
 
     #[inline(always)]
     fn insert_hash(&self, h: u64) {
+        if self.layout.is_512() {
+            let mask = line_mask(self.layout.bits_512(h));
+            return self.blocks[self.layout.line_512(h)].or_missing(mask);
+        }
         self.block(h).or_missing(self.layout.mask(h));
     }
 
@@ -273,11 +286,31 @@ impl BloomFilter {
         // Duplicates (most of a crawl's links) leave through the cheap test of `contains`,
         // with Acquire loads: seeing every bit set means a duplicate (bits never clear), and
         // the Acquire loads give the synchronisation of step 1 of the protocol.
-        let b = self.block(h);
-        if b.all_set(self.layout.bits(h), Acquire) {
-            return false;
+        match self.layout.block_words() {
+            8 => {
+                let b = &self.blocks[self.layout.line_512(h)];
+                if b.all_set(self.layout.bits_512(h), Acquire) {
+                    return false;
+                }
+                b.claim(line_mask(self.layout.bits_512(h)))
+            }
+            // Smaller blocks: one pass over the block's own words (one to four loads), which
+            // is cheaper than a separate test of the k bits.
+            4 => self.claim_small::<4>(h),
+            2 => self.claim_small::<2>(h),
+            _ => {
+                let (line, first_bit) = self.layout.locate(h);
+                let [mask] = self.layout.block_mask::<1>(h);
+                self.blocks[line].claim_word((first_bit / 64) as usize, mask)
+            }
         }
-        b.claim(self.layout.mask(h))
+    }
+
+    /// The claim protocol on a block of `N` < 8 words inside its line.
+    #[inline(always)]
+    fn claim_small<const N: usize>(&self, h: u64) -> bool {
+        let (line, first_bit) = self.layout.locate(h);
+        self.blocks[line].claim_in::<N>((first_bit / 64) as usize, self.layout.block_mask::<N>(h))
     }
 
     /// [`insert_if_absent`](Self::insert_if_absent) for every key of `keys`, answers in
@@ -442,9 +475,16 @@ impl BloomFilter {
         self.layout.num_blocks() * BLOCK_BITS
     }
 
-    /// Number of 512-bit blocks.
+    /// Number of 64-byte lines: the 512-bit blocks, or the lines holding `512 /
+    /// block_bits` smaller blocks each.
     pub fn num_blocks(&self) -> usize {
         self.blocks.len()
+    }
+
+    /// Bits per block: 512 (the default), 256, 128 or 64
+    /// ([`Builder::block_bits`](crate::Builder::block_bits)).
+    pub fn block_bits(&self) -> u32 {
+        self.layout.block_bits()
     }
 
     /// Bits set per key (the number of hash functions), all within one block.
@@ -474,19 +514,28 @@ impl BloomFilter {
         self.layout.seed()
     }
 
+    /// The bits set in each block (of [`block_bits`](Self::block_bits) bits), in order.
     fn block_fills(&self) -> impl Iterator<Item = u32> + '_ {
-        self.blocks.iter().map(Block::count_ones)
+        let words = (self.block_bits() / 64) as usize;
+        self.blocks.iter().flat_map(move |line| {
+            line.words().chunks(words).map(|block| {
+                block
+                    .iter()
+                    .map(|w| w.load(Relaxed).count_ones())
+                    .sum::<u32>()
+            })
+        })
     }
 
     /// Number of bits set (reads the whole filter: O(size)).
     pub fn count_ones(&self) -> u64 {
-        self.block_fills().map(u64::from).sum()
+        self.blocks.iter().map(|b| u64::from(b.count_ones())).sum()
     }
 
     /// Estimated number of distinct keys inserted, from the fill (reads the whole filter).
     ///
     /// Inverts the expected fill of blocks with Poisson-distributed loads:
-    /// `fill = 1 − exp(−λ·(1 − (1 − 1/512)^k))`, `n = λ · blocks`. Saturates at `u64::MAX`
+    /// `fill = 1 − exp(−λ·(1 − (1 − 1/B)^k))` for blocks of `B` bits, `n = λ · blocks`. Saturates at `u64::MAX`
     /// when every bit is set.
     ///
     /// ```
@@ -499,13 +548,15 @@ impl BloomFilter {
     /// ```
     pub fn estimated_len(&self) -> u64 {
         let fill = self.count_ones() as f64 / self.num_bits() as f64;
-        let per_key = -(self.num_hashes() as f64 * (1.0 - 1.0 / BLOCK_BITS as f64).ln()).exp_m1();
+        let b = self.block_bits() as f64;
+        let per_key = -(self.num_hashes() as f64 * (1.0 - 1.0 / b).ln()).exp_m1();
         let lambda = -(-fill).ln_1p() / per_key;
-        (lambda * self.blocks.len() as f64).round() as u64 // `as` saturates (inf -> u64::MAX)
+        let blocks = self.num_bits() as f64 / b;
+        (lambda * blocks).round() as u64 // `as` saturates (inf -> u64::MAX)
     }
 
     /// The false-positive rate at the current fill (reads the whole filter): the mean over
-    /// blocks of `(bits set / 512)^k`, the chance that a key never inserted finds all of its
+    /// blocks of `(bits set / block bits)^k`, the chance that a key never inserted finds all of its
     /// `k` bits set in its block.
     ///
     /// ```
@@ -517,12 +568,12 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
-        let k = self.num_hashes() as i32;
+        let (k, b) = (self.num_hashes() as i32, self.block_bits() as f64);
         let sum: f64 = self
             .block_fills()
-            .map(|ones| (ones as f64 / BLOCK_BITS as f64).powi(k))
+            .map(|ones| (ones as f64 / b).powi(k))
             .sum();
-        sum / self.blocks.len() as f64
+        sum / (self.num_bits() as f64 / b)
     }
 }
 
@@ -541,6 +592,7 @@ impl fmt::Debug for BloomFilter {
         f.debug_struct("BloomFilter")
             .field("num_bits", &self.num_bits())
             .field("num_hashes", &self.num_hashes())
+            .field("block_bits", &self.block_bits())
             .field("capacity", &self.capacity)
             .field("target_fpr", &self.target_fpr)
             .finish_non_exhaustive()

@@ -5,15 +5,16 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`) |
-//! | 8 | 4 | format version ([`FORMAT_VERSION`]) |
+//! | 8 | 4 | format version: 1 for 512-bit blocks (every file of earlier releases), 2 ([`FORMAT_VERSION`]) for 64-, 128- or 256-bit blocks |
 //! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID)) |
 //! | 16 | 16 | hash key (seed, `u128`) |
-//! | 32 | 8 | number of 512-bit blocks `B` (≥ 1) |
+//! | 32 | 8 | number of 64-byte lines `B` (≥ 1): 512-bit blocks, or `512 / block bits` smaller blocks each |
 //! | 40 | 4 | bits set per key `k` (1..=32) |
-//! | 44 | 4 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter |
+//! | 44 | 2 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter |
+//! | 46 | 2 | version 1: 0; version 2: bits per block (64, 128 or 256) — a reader of version 1 only refuses these files (`UnsupportedVersion(2)`) |
 //! | 48 | 8 | capacity (≥ 1) |
 //! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
-//! | 64 | 64·B | the blocks: 8 words (`u64`) per block; bit `b` of a block is bit `b % 64` of word `b / 64` |
+//! | 64 | 64·B | the lines: 8 words (`u64`) per line; bit `b` of a line is bit `b % 64` of word `b / 64`; block `j` of a line holds its bits `j·block_bits ..` |
 //! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
 //!
 //!
@@ -29,18 +30,19 @@
 pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
 /// The first 8 bytes of an [`AtomicBitSet`](crate::AtomicBitSet)'s snapshot.
 pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
-/// The format version this build writes and reads.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The newest format version: this build writes it for blocks smaller than 512 bits,
+/// version 1 for 512-bit blocks (so that earlier releases read those), and reads both.
+pub(crate) const FORMAT_VERSION: u32 = 2;
 /// Flag (header offset 44): a file-backed filter has the file open, or its last user did
 /// not close it; the checksum is then not current. Snapshot readers refuse such a file.
-pub(crate) const IN_USE: u32 = 1;
+pub(crate) const IN_USE: u16 = 1;
 /// Bytes before the first block.
 pub(crate) const HEADER_BYTES: usize = 64;
 /// Bytes of the checksum after the last block.
 pub(crate) const CHECKSUM_BYTES: usize = 8;
 /// Flag (header offset 44): the file is a layer of a file-backed growable filter (its
 /// siblings hold the other layers); snapshot readers refuse it.
-pub(crate) const GROWS: u32 = 2;
+pub(crate) const GROWS: u16 = 2;
 /// Bytes of a layer file's live counters after the checksum's padding.
 pub(crate) const TRAILER_BYTES: usize = 128;
 /// Trailer offset of a layer's key count (`u64`).

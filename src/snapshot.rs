@@ -39,19 +39,28 @@ pub(crate) struct Header {
     pub(crate) k: u32,
     pub(crate) capacity: u64,
     pub(crate) fpr_bits: u64,
+    /// Bits per block: 512 is written as version 1 (as every earlier release did), any
+    /// other size as version 2 with the size in the header's bytes 46..48.
+    pub(crate) block_bits: u32,
 }
 
 impl Header {
     /// The 64 header bytes, with `flags` in the field at offset 44 (0 in a snapshot).
-    pub(crate) fn encode(&self, flags: u32) -> [u8; HEADER_BYTES] {
+    pub(crate) fn encode(&self, flags: u16) -> [u8; HEADER_BYTES] {
         let mut header = [0u8; HEADER_BYTES];
         header[0..8].copy_from_slice(&self.magic);
-        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let (version, block_field) = if self.block_bits == 512 {
+            (1u32, 0u16)
+        } else {
+            (FORMAT_VERSION, self.block_bits as u16)
+        };
+        header[8..12].copy_from_slice(&version.to_le_bytes());
         header[12..16].copy_from_slice(&self.hash_id.to_le_bytes());
         header[16..32].copy_from_slice(&self.seed.to_le_bytes());
         header[32..40].copy_from_slice(&self.nblocks.to_le_bytes());
         header[40..44].copy_from_slice(&self.k.to_le_bytes());
-        header[44..48].copy_from_slice(&flags.to_le_bytes());
+        header[44..46].copy_from_slice(&flags.to_le_bytes());
+        header[46..48].copy_from_slice(&block_field.to_le_bytes());
         header[48..56].copy_from_slice(&self.capacity.to_le_bytes());
         header[56..64].copy_from_slice(&self.fpr_bits.to_le_bytes());
         header
@@ -62,14 +71,21 @@ impl Header {
     pub(crate) fn decode(
         header: &[u8; HEADER_BYTES],
         magic: [u8; 8],
-    ) -> Result<(Header, u32), Error> {
+    ) -> Result<(Header, u16), Error> {
         if header[0..8] != magic {
             return Err(Error::BadMagic);
         }
         let version = u32_at(header, 8);
-        if version != FORMAT_VERSION {
-            return Err(Error::UnsupportedVersion(version));
-        }
+        let block_field = u16::from_le_bytes([header[46], header[47]]);
+        let block_bits = match version {
+            1 if block_field == 0 => 512,
+            1 => return Err(Error::InvalidSnapshot("unknown flags in the header")),
+            2 if crate::math::BLOCK_SIZES.contains(&u32::from(block_field)) => {
+                u32::from(block_field)
+            }
+            2 => return Err(Error::InvalidSnapshot("block size out of range")),
+            _ => return Err(Error::UnsupportedVersion(version)),
+        };
         let h = Header {
             magic,
             hash_id: u32_at(header, 12),
@@ -78,8 +94,9 @@ impl Header {
             k: u32_at(header, 40),
             capacity: u64_at(header, 48),
             fpr_bits: u64_at(header, 56),
+            block_bits,
         };
-        Ok((h, u32_at(header, 44)))
+        Ok((h, u16::from_le_bytes([header[44], header[45]])))
     }
 
     /// The header of `f`.
@@ -92,6 +109,7 @@ impl Header {
             k: f.num_hashes(),
             capacity: f.capacity(),
             fpr_bits: f.target_fpr().to_bits(),
+            block_bits: f.block_bits(),
         }
     }
 
@@ -308,7 +326,7 @@ impl BloomFilter {
     /// ```
     pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
         let (h, blocks) = read_snapshot(input, MAGIC, Header::check_filter)?;
-        let layout = Layout::from_validated(h.seed, h.nblocks, h.k);
+        let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
         Ok(BloomFilter::from_parts(
             blocks,
             layout,

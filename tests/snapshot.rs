@@ -119,9 +119,14 @@ fn each_header_check_has_its_error() {
     );
     assert_eq!(with_header(|b| b[0] = b'X').unwrap_err(), Error::BadMagic);
     assert_eq!(
-        with_header(|b| b[8..12].copy_from_slice(&2u32.to_le_bytes())).unwrap_err(),
-        Error::UnsupportedVersion(2)
+        with_header(|b| b[8..12].copy_from_slice(&3u32.to_le_bytes())).unwrap_err(),
+        Error::UnsupportedVersion(3)
     );
+    // Version 2 (blocks smaller than 512 bits) must name its block size.
+    assert!(matches!(
+        with_header(|b| b[8..12].copy_from_slice(&2u32.to_le_bytes())).unwrap_err(),
+        Error::InvalidSnapshot(_)
+    ));
     assert_eq!(
         with_header(|b| b[12..16].copy_from_slice(&7u32.to_le_bytes())).unwrap_err(),
         Error::UnknownHash(7)

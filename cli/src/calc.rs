@@ -2,13 +2,14 @@
 
 use std::io::{self, Write};
 
-use blockbloom::math::{blocked_fpr, size_filter, standard_fpr};
+use blockbloom::math::{blocked_fpr_in, size_filter_in, standard_fpr, BLOCK_SIZES};
 
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(
     capacity: Option<u64>,
     fpr: f64,
+    block_bits: u32,
     key_len: f64,
     table: bool,
 ) -> Result<(), Failure> {
@@ -29,11 +30,28 @@ pub(crate) fn run(
             }
             s += "\n";
         }
-        s += "(standard Bloom filter formula (1 - e^(-k·n/m))^k; a 512-bit blocked filter has a higher rate)\n";
+        s += "(standard Bloom filter formula (1 - e^(-k·n/m))^k; a blocked filter has a higher rate)\n\n";
+        s += "blocked filter (blockbloom), bits per key (k) for a rate, by block size:\n";
+        s += "rate    ";
+        for b in BLOCK_SIZES {
+            s += &format!("  {:<12}", format!("{b}-bit"));
+        }
+        s += "\n";
+        for rate in [0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6] {
+            s += &format!("{rate:<8}");
+            for b in BLOCK_SIZES {
+                // Sized for 10^9 keys: bits per key no longer depend on the rounding to lines.
+                let z = size_filter_in(1_000_000_000, rate, None, None, b)?;
+                let c = z.blocks as f64 * 512.0 / 1e9;
+                s += &format!("  {:<12}", format!("{c:.2} ({})", z.hashes));
+            }
+            s += "\n";
+        }
+        s += "(smaller blocks: one or two locked writes per new key instead of about five, for more memory)\n";
         return out.write_all(s.as_bytes()).map_err(write_err);
     }
     let n = capacity.expect("clap requires --capacity without --table");
-    let sizing = size_filter(n, fpr, None, None)?;
+    let sizing = size_filter_in(n, fpr, None, None, block_bits)?;
     let k = sizing.hashes;
     let blocks = sizing.blocks as f64;
     let bloom_bytes = sizing.bytes() as f64;
@@ -47,7 +65,7 @@ pub(crate) fn run(
     let bits_per_key = blocks * 512.0 / n as f64;
     let s = format!(
         "keys {n}, target false-positive rate {fpr}\n\
-         blocked Bloom filter (blockbloom): {bits_per_key:.2} bits/key ({:.3} bytes), k = {k}, {} ({})\n\
+         blocked Bloom filter (blockbloom, {block_bits}-bit blocks): {bits_per_key:.2} bits/key ({:.3} bytes), k = {k}, {} ({})\n\
          standard Bloom filter:             {c_std:.2} bits/key ({:.3} bytes), k = {k_std}, {}\n\
          HashSet<String> ({key_len}-byte keys):   {:.1} bytes/key, {} (requested bytes, before allocator overhead)\n\
          false-positive rate at 2x the keys: {:.4}% (blocked), {:.4}% (standard)\n",
@@ -58,7 +76,7 @@ pub(crate) fn run(
         human_bytes(std_bytes),
         set_bytes / n as f64,
         human_bytes(set_bytes),
-        100.0 * blocked_fpr(bits_per_key / 2.0, k),
+        100.0 * blocked_fpr_in(bits_per_key / 2.0, k, block_bits),
         100.0 * standard_fpr(c_std / 2.0, k_std),
     );
     out.write_all(s.as_bytes()).map_err(write_err)

@@ -46,6 +46,8 @@ pub(crate) struct Options {
     pub(crate) files: Vec<PathBuf>,
     pub(crate) capacity: Option<u64>,
     pub(crate) fpr: Option<f64>,
+    /// Bits per block of a fixed filter (`--block-bits`, needs `--capacity`).
+    pub(crate) block_bits: Option<u32>,
     pub(crate) state: Option<PathBuf>,
     pub(crate) threads: usize,
     pub(crate) stats: bool,
@@ -75,6 +77,7 @@ impl StateFilter {
         path: &std::path::Path,
         capacity: Option<u64>,
         fpr: Option<f64>,
+        block_bits: Option<u32>,
     ) -> Result<Self, blockbloom::Error> {
         use blockbloom::Error;
         let existing = match GrowableBloomFilter::open_file_existing(path) {
@@ -93,7 +96,13 @@ impl StateFilter {
             // same parameters takes that one, and refuses other parameters).
             let fpr = fpr.unwrap_or(0.01);
             return Ok(match capacity {
-                Some(c) => StateFilter::Fixed(BloomFilter::open_file(path, c, fpr)?),
+                Some(c) => StateFilter::Fixed(
+                    BloomFilter::builder()
+                        .capacity(c)
+                        .fpr(fpr)
+                        .block_bits(block_bits.unwrap_or(512))
+                        .open_file(path)?,
+                ),
                 None => StateFilter::Growing(GrowableBloomFilter::open_file(
                     path,
                     INITIAL_CAPACITY,
@@ -119,6 +128,13 @@ impl StateFilter {
                     "capacity",
                     f.capacity().to_string(),
                     c.to_string(),
+                ));
+            }
+            (StateFilter::Fixed(f), _) if block_bits.is_some_and(|b| b != f.block_bits()) => {
+                return Err(conflict(
+                    "block size",
+                    f.block_bits().to_string(),
+                    block_bits.unwrap_or(512).to_string(),
                 ));
             }
             _ => {}
@@ -218,10 +234,21 @@ impl State {
 
 impl Seen {
     fn open(o: &Options) -> Result<Seen, Failure> {
+        if o.block_bits.is_some() && o.capacity.is_none() {
+            return Err(Failure::Usage(
+                "--block-bits needs --capacity (a growing filter has 512-bit blocks)".into(),
+            ));
+        }
         let Some(path) = &o.state else {
             let fpr = o.fpr.unwrap_or(0.01);
             return Ok(match o.capacity {
-                Some(c) => Seen::Fixed(Box::new(BloomFilter::with_capacity(c, fpr)?)),
+                Some(c) => Seen::Fixed(Box::new(
+                    BloomFilter::builder()
+                        .capacity(c)
+                        .fpr(fpr)
+                        .block_bits(o.block_bits.unwrap_or(512))
+                        .build()?,
+                )),
                 None => Seen::Growing(Box::new(GrowableBloomFilter::new(INITIAL_CAPACITY, fpr)?)),
             });
         };
@@ -232,7 +259,7 @@ impl Seen {
             )),
             e => Failure::Io(format!("state {}: {e}", path.display())),
         };
-        let filter = StateFilter::open(path, o.capacity, o.fpr).map_err(state_err)?;
+        let filter = StateFilter::open(path, o.capacity, o.fpr, o.block_bits).map_err(state_err)?;
         Ok(Seen::State(Box::new(State {
             filter,
             path: path.clone(),

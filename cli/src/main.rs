@@ -47,6 +47,11 @@ enum Cmd {
         /// False-positive rate at capacity, in (0, 1) (default 0.01).
         #[arg(long, value_parser = parse_fpr)]
         fpr: Option<f64>,
+        /// Bits per block with --capacity: 512 (default), 256, 128 or 64. Smaller blocks make
+        /// a new line cheaper to record and take more memory for the same rate (`calc
+        /// --table` shows how much).
+        #[arg(long, value_parser = parse_block_bits)]
+        block_bits: Option<u32>,
         /// State file shared across runs and by concurrent runs: a file-backed filter,
         /// created if missing, so repeated runs print only never-seen lines. A line is
         /// recorded once the next program has taken it from the output (lines left in a
@@ -76,10 +81,14 @@ enum Cmd {
         /// False-positive rate, in (0, 1).
         #[arg(long, default_value = "0.01", value_parser = parse_fpr)]
         fpr: f64,
+        /// Bits per block: 512 (default), 256, 128 or 64.
+        #[arg(long, default_value_t = 512, value_parser = parse_block_bits)]
+        block_bits: u32,
         /// Mean key length in bytes, for the HashSet<String> estimate.
         #[arg(long, default_value_t = 70.0)]
         key_len: f64,
-        /// Print the classic m/n–k table of the standard formula instead.
+        /// Print the classic m/n–k table of the standard formula, and the bits per key of
+        /// each block size for common rates, instead.
         #[arg(long)]
         table: bool,
     },
@@ -114,6 +123,13 @@ fn parse_count(s: &str) -> Result<u64, String> {
         return Err(format!("count must be a whole number >= 1, got {s:?}"));
     }
     Ok(v as u64)
+}
+
+fn parse_block_bits(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(b) if blockbloom::math::BLOCK_SIZES.contains(&b) => Ok(b),
+        _ => Err(format!("must be 64, 128, 256 or 512, got {s:?}")),
+    }
 }
 
 fn parse_fpr(s: &str) -> Result<f64, String> {
@@ -166,6 +182,7 @@ fn main() -> ExitCode {
             files,
             capacity,
             fpr,
+            block_bits,
             state,
             threads,
             stats,
@@ -173,6 +190,7 @@ fn main() -> ExitCode {
             files,
             capacity,
             fpr,
+            block_bits,
             state,
             threads: threads as usize,
             stats,
@@ -180,9 +198,10 @@ fn main() -> ExitCode {
         Cmd::Calc {
             capacity,
             fpr,
+            block_bits,
             key_len,
             table,
-        } => calc::run(capacity, fpr, key_len, table),
+        } => calc::run(capacity, fpr, block_bits, key_len, table),
         Cmd::Stats { file } => stats::run(&file),
         Cmd::Merge { out, inputs } => merge::run(&out, &inputs),
     };

@@ -643,3 +643,75 @@ fn stats_reads_a_state_left_in_use() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--block-bits`: the same output as the default block size (barring false positives, none
+/// at this size), recorded in a state, a usage error without `--capacity` or against a
+/// state of another size; `calc` sizes with it and `calc --table` shows every size.
+#[test]
+fn block_bits_are_taken_recorded_and_checked() {
+    let mut input = lines_of(0..3_000);
+    input += &lines_of(1_000..2_000);
+    let want = run(
+        &["dedup", "--capacity", "100k", "--fpr", "1e-6"],
+        input.as_bytes(),
+    );
+    assert!(want.status.success());
+    for bits in ["64", "128", "256", "512"] {
+        let got = run(
+            &[
+                "dedup",
+                "--capacity",
+                "100k",
+                "--fpr",
+                "1e-6",
+                "--block-bits",
+                bits,
+            ],
+            input.as_bytes(),
+        );
+        assert!(got.status.success(), "{bits}");
+        assert_eq!(got.stdout, want.stdout, "block bits {bits}");
+    }
+    let out = run(&["dedup", "--block-bits", "64"], b"a\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--block-bits needs --capacity"));
+    let out = run(
+        &["dedup", "--capacity", "10", "--block-bits", "100"],
+        b"a\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+
+    let dir = temp_dir("block-bits");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let out = run(
+        &state_args(state, &["--capacity", "10k", "--block-bits", "64"]),
+        lines_of(0..100).as_bytes(),
+    );
+    assert!(out.status.success());
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 100);
+    // Reopened: its own size by default, the same size is fine, another is a usage error.
+    let again = run(&state_args(state, &[]), lines_of(50..150).as_bytes());
+    assert_eq!(again.stdout, lines_of(100..150).as_bytes());
+    let same = run(
+        &state_args(state, &["--block-bits", "64", "--capacity", "10k"]),
+        b"",
+    );
+    assert!(same.status.success());
+    let other = run(
+        &state_args(state, &["--block-bits", "512", "--capacity", "10k"]),
+        b"",
+    );
+    assert_eq!(other.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("block size"));
+
+    let calc = bin()
+        .args(["calc", "--capacity", "1e8", "--block-bits", "64"])
+        .output()
+        .unwrap();
+    let t = String::from_utf8(calc.stdout).unwrap();
+    assert!(t.contains("64-bit blocks): 12.14 bits/key"), "{t}");
+    let table = bin().args(["calc", "--table"]).output().unwrap();
+    let t = String::from_utf8(table.stdout).unwrap();
+    assert!(t.contains("9.92 (6)") && t.contains("12.14 (5)"), "{t}");
+}

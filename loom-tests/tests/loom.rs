@@ -19,11 +19,17 @@ use loom::thread;
 const SEED: u128 = 0xB10C_B100_5EED;
 
 fn tiny(blocks: u64) -> Arc<BloomFilter> {
+    tiny_sized(blocks, 512)
+}
+
+/// `lines` 64-byte lines of blocks of `block_bits` bits.
+fn tiny_sized(lines: u64, block_bits: u32) -> Arc<BloomFilter> {
     Arc::new(
         BloomFilter::builder()
             .capacity(4)
-            .bits(512 * blocks)
+            .bits(512 * lines)
             .hashes(3)
+            .block_bits(block_bits)
             .seed(SEED)
             .build()
             .unwrap(),
@@ -37,11 +43,13 @@ fn words_used(f: &BloomFilter, key: u64) -> usize {
 /// Keys (u64 ids) whose bits span at least two words, pairwise disjoint in bits, in `block`,
 /// with at least one word shared between consecutive keys when possible.
 fn keys(f: &BloomFilter, n: usize, block: usize) -> Vec<u64> {
+    // A 64-bit block has one word: there, keys span it and share it.
+    let min_words = (f.block_bits() as usize / 64).min(2);
     let mut out: Vec<u64> = Vec::new();
     let mut used = [0u64; 8];
     for id in 0..10_000u64 {
         let p = f.probe(&id);
-        if p.block() != block || words_used(f, id) < 2 {
+        if p.block() != block || words_used(f, id) < min_words {
             continue;
         }
         let m = p.mask();
@@ -141,6 +149,56 @@ fn same_block_different_keys_three_threads() {
         for key in &k {
             assert!(f.contains(key));
         }
+    });
+}
+
+/// Guarantee 3 at the smaller block sizes (the claim protocol on 1, 2 or 4 words of a
+/// line): two threads, same new key → exactly one `true`.
+fn same_key_race_in(block_bits: u32) {
+    loom::model(move || {
+        let f = tiny_sized(1, block_bits);
+        let x = keys(&f, 1, 0)[0];
+        let a = spawn_iaa(&f, x);
+        let b = spawn_iaa(&f, x);
+        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+        assert_eq!(
+            wins, 1,
+            "{block_bits}-bit blocks: same key claimed {wins} times"
+        );
+        assert!(f.contains(&x));
+        assert!(!f.insert_if_absent(&x));
+    });
+}
+
+#[test]
+fn same_key_two_threads_one_winner_64_bit_blocks() {
+    same_key_race_in(64);
+}
+
+#[test]
+fn same_key_two_threads_one_winner_128_bit_blocks() {
+    same_key_race_in(128);
+}
+
+#[test]
+fn same_key_two_threads_one_winner_256_bit_blocks() {
+    same_key_race_in(256);
+}
+
+/// Two keys in one 64-bit block (one word, disjoint bits): both win, neither loses the
+/// other's bits.
+#[test]
+fn same_word_block_different_keys_two_threads() {
+    loom::model(|| {
+        let f = tiny_sized(1, 64);
+        let k = keys(&f, 2, 0);
+        let a = spawn_iaa(&f, k[0]);
+        let b = f.insert_if_absent(&k[1]);
+        assert!(
+            a.join().unwrap() && b,
+            "a new key with its own bits must win"
+        );
+        assert!(f.contains(&k[0]) && f.contains(&k[1]));
     });
 }
 

@@ -169,11 +169,12 @@ struct BloomFilter {
 #[pymethods]
 impl BloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
-    fn new(capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
+    #[pyo3(signature = (capacity, fpr = 0.01, seed = None, block_bits = 512))]
+    fn new(capacity: u64, fpr: f64, seed: Option<u128>, block_bits: u32) -> PyResult<Self> {
         let mut b = blockbloom::BloomFilter::builder()
             .capacity(capacity)
-            .fpr(fpr);
+            .fpr(fpr)
+            .block_bits(block_bits);
         if let Some(s) = seed {
             b = b.seed(s);
         }
@@ -185,14 +186,24 @@ impl BloomFilter {
     /// The filter in the file at `path`, shared by every process that opens it (created
     /// if missing).
     #[staticmethod]
-    #[pyo3(signature = (path, capacity = None, fpr = None))]
+    #[pyo3(signature = (path, capacity = None, fpr = None, block_bits = None))]
     fn open_file(
         path: std::path::PathBuf,
         capacity: Option<u64>,
         fpr: Option<f64>,
+        block_bits: Option<u32>,
     ) -> PyResult<Self> {
         let inner = match capacity {
-            Some(c) => blockbloom::BloomFilter::open_file(&path, c, fpr.unwrap_or(0.01)),
+            Some(c) => blockbloom::BloomFilter::builder()
+                .capacity(c)
+                .fpr(fpr.unwrap_or(0.01))
+                .block_bits(block_bits.unwrap_or(512))
+                .open_file(&path),
+            None if block_bits.is_some() => {
+                return Err(PyValueError::new_err(
+                    "block_bits needs capacity (an existing file keeps its own block size)",
+                ))
+            }
             None => blockbloom::BloomFilter::open_file_existing(&path),
         }
         .map_err(err)?;
@@ -282,6 +293,11 @@ impl BloomFilter {
 
     fn flush(&self) -> PyResult<()> {
         self.inner.flush().map_err(err)
+    }
+
+    #[getter]
+    fn block_bits(&self) -> u32 {
+        self.inner.block_bits()
     }
 
     #[getter]

@@ -77,6 +77,33 @@ def test_a_bad_key_leaves_the_filter_untouched():
     assert f.contains_many(good) == [True] * len(good)
 
 
+def test_block_bits(tmp_path):
+    """block_bits= picks the block size: the same answers, more bits per key when smaller,
+    recorded in saved and file-backed state; anything but 64/128/256/512 is a ValueError."""
+    keys = urls(0, 20_000)
+    sizes = {}
+    for bits in (64, 128, 256, 512):
+        f = BloomFilter(20_000, 0.01, seed=5, block_bits=bits)
+        assert f.block_bits == bits
+        assert sum(f.insert_if_absent_many(keys)) > 20_000 * 0.98
+        assert all(k in f for k in keys)
+        assert BloomFilter.from_bytes(f.to_bytes()).block_bits == bits
+        assert pickle.loads(pickle.dumps(f)).to_bytes() == f.to_bytes()
+        sizes[bits] = f.num_bits
+    assert sizes[64] > sizes[128] > sizes[256] > sizes[512]
+    assert BloomFilter(20_000, 0.01).block_bits == 512
+    with pytest.raises(ValueError):
+        BloomFilter(100, 0.01, block_bits=100)
+    path = tmp_path / "seen.bloom"
+    f = BloomFilter.open_file(path, 10_000, 0.01, block_bits=64)
+    f.add("x")
+    f.flush()
+    g = BloomFilter.open_file(path)
+    assert g.block_bits == 64 and "x" in g
+    with pytest.raises(ValueError):
+        BloomFilter.open_file(path, block_bits=64)  # an existing file keeps its own
+
+
 def test_bad_parameters_are_value_errors():
     for args in [(0, 0.01), (100, 0.0), (100, 1.0), (100, 2.0)]:
         with pytest.raises(ValueError):

@@ -49,14 +49,27 @@ fn main() {
         t.elapsed().as_nanos() as f64 / n
     };
     let mut ours = Vec::new();
+    let mut smaller: Vec<Vec<f64>> = vec![Vec::new(); 3];
     let mut fast = Vec::new();
     let mut fast_oneshot = Vec::new();
     let mut probe = Vec::new();
+    let mut keyed = Vec::new();
     let mut xxh = Vec::new();
     let (mut won_ours, mut won_fast) = (0, 0);
     for _ in 0..reps {
         let f = BloomFilter::with_capacity(capacity, 0.01).unwrap();
         ours.push(per_call(&mut || won_ours = ours_loop(&f, &links)));
+        for (times, bits) in smaller.iter_mut().zip([64, 128, 256]) {
+            let f = BloomFilter::builder()
+                .capacity(capacity)
+                .fpr(0.01)
+                .block_bits(bits)
+                .build()
+                .unwrap();
+            times.push(per_call(&mut || {
+                black_box(ours_loop(&f, &links));
+            }));
+        }
         let g = fastbloom::AtomicBloomFilter::with_false_pos(0.01)
             .hasher(xxhash_rust::xxh3::Xxh3Builder::new())
             .expected_items(capacity as usize);
@@ -76,6 +89,11 @@ fn main() {
                 black_box(f.probe(u.as_str()));
             }
         }));
+        keyed.push(per_call(&mut || {
+            for u in &links {
+                black_box(f.key_hash(u.as_str()));
+            }
+        }));
         xxh.push(per_call(&mut || {
             for u in &links {
                 black_box(xxhash_rust::xxh3::xxh3_64(u.as_bytes()));
@@ -84,11 +102,17 @@ fn main() {
     }
     let (o, fb, p, x) = (median(ours), median(fast), median(probe), median(xxh));
     let fo = median(fast_oneshot);
+    let kh = median(keyed);
     println!("| | ns per call |\n|---|---:|");
-    println!("| blockbloom `insert_if_absent` | {o:.1} |");
+    println!("| blockbloom `insert_if_absent` (512-bit blocks, the default) | {o:.1} |");
+    let small: Vec<f64> = smaller.into_iter().map(median).collect();
+    for (t, bits) in small.iter().zip([64, 128, 256]) {
+        println!("| blockbloom `insert_if_absent`, {bits}-bit blocks | {t:.1} |");
+    }
     println!("| fastbloom `AtomicBloomFilter::insert` (xxh3) | {fb:.1} |");
     println!("| fastbloom `insert_hash` of a one-shot `xxh3_64` | {fo:.1} |");
     println!("| blockbloom `probe` (hash, block, mask) | {p:.1} |");
+    println!("| blockbloom `key_hash` (the keyed hash alone) | {kh:.1} |");
     println!("| one-shot `xxh3_64` of the same bytes | {x:.1} |");
     println!(
         "\ninsert_if_absent: fastbloom / blockbloom = x{:.2}, fastbloom fed a one-shot xxh3_64 / blockbloom = x{:.2} (goal >= 1.25)",
@@ -96,5 +120,10 @@ fn main() {
         fo / o
     );
     println!("probe / xxh3_64 = x{:.2} (goal <= 1.5)", p / x);
+    println!(
+        "64-bit blocks: fastbloom / blockbloom = x{:.2}, fed a one-shot xxh3_64 x{:.2} (goal >= 2)",
+        fb / small[0],
+        fo / small[0]
+    );
     println!("new keys seen: blockbloom {won_ours}, fastbloom {won_fast} (of {distinct} distinct)");
 }

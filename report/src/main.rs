@@ -44,7 +44,7 @@ fn main() {
     };
     header(&mut r);
     type Section = (&'static str, fn(&mut Report));
-    let sections: [Section; 8] = [
+    let sections: [Section; 9] = [
         ("throughput", throughput::run),
         ("latency", latency::run),
         ("memory", memory::run),
@@ -52,6 +52,7 @@ fn main() {
         ("physical", physical::run),
         ("contention", contention::run),
         ("family", family::run),
+        ("blocks", block_size::run),
         ("targets", targets::run),
     ];
     if let Some(bad) = r

@@ -85,10 +85,22 @@ pub struct Bloom {
 
 impl Bloom {
     pub fn new(n: u64, fpr: f64, batched: bool, huge_pages: bool) -> Self {
+        Self::with_block_bits(n, fpr, 512, batched, huge_pages)
+    }
+
+    /// A filter of `block_bits`-bit blocks (named so when not the default 512).
+    pub fn with_block_bits(
+        n: u64,
+        fpr: f64,
+        block_bits: u32,
+        batched: bool,
+        huge_pages: bool,
+    ) -> Self {
         let f = BloomFilter::builder()
             .capacity(n)
             .fpr(fpr)
             .seed(0xBE7C)
+            .block_bits(block_bits)
             .huge_pages(huge_pages)
             .build()
             .expect("filter");
@@ -107,6 +119,9 @@ const BATCH: usize = 1024;
 impl Peer for Bloom {
     fn name(&self) -> String {
         let mut s = String::from("blockbloom");
+        if self.f.block_bits() != 512 {
+            s.push_str(&format!(" {}-bit blocks", self.f.block_bits()));
+        }
         if self.batched {
             s.push_str(" batched");
         }

@@ -1,6 +1,7 @@
 //! The report's sections, one file each, in the order they are written.
 
 pub(crate) mod accuracy;
+pub(crate) mod block_size;
 pub(crate) mod contention;
 pub(crate) mod family;
 pub(crate) mod latency;
