@@ -37,11 +37,12 @@ pub(crate) fn run(file: &Path) -> Result<(), Failure> {
 fn fixed(file: &Path, f: &BloomFilter) -> String {
     let ones = f.count_ones();
     format!(
-        "file {}\nbits {} ({} blocks of 512), hashes {}, memory {}\ncapacity {}, target fpr {}\n\
+        "file {}\nbits {} ({} blocks of {}), hashes {}, memory {}\ncapacity {}, target fpr {}\n\
          bits set {} ({:.2}%)\nestimated distinct keys {}\nestimated fpr now {:.6}%\n",
         file.display(),
         f.num_bits(),
-        f.num_blocks(),
+        f.num_bits() / u64::from(f.block_bits()),
+        f.block_bits(),
         f.num_hashes(),
         human_bytes(f.memory_bytes() as f64),
         f.capacity(),

@@ -698,6 +698,9 @@ fn block_bits_are_taken_recorded_and_checked() {
         b"",
     );
     assert!(same.status.success());
+    let stats = bin().args(["stats", state]).output().unwrap();
+    let t = String::from_utf8(stats.stdout).unwrap();
+    assert!(t.contains("blocks of 64)"), "{t}");
     let other = run(
         &state_args(state, &["--block-bits", "512", "--capacity", "10k"]),
         b"",
