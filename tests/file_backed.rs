@@ -55,6 +55,22 @@ fn child() {
             let f = BloomFilter::open_file(file, ids, 0.01).unwrap();
             race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
         }
+        "race64" => {
+            // The same race in a file of 64-bit blocks (the claim's compare-exchange).
+            let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
+            let (me, procs, ids): (usize, usize, u64) = (
+                args[3].parse().unwrap(),
+                args[4].parse().unwrap(),
+                args[5].parse().unwrap(),
+            );
+            let f = BloomFilter::builder()
+                .capacity(ids)
+                .fpr(0.01)
+                .block_bits(64)
+                .open_file(file)
+                .unwrap();
+            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+        }
         "grow-race" => {
             let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
             let (me, procs, ids): (usize, usize, u64) = (
@@ -119,10 +135,15 @@ fn barrier(dir: &Path, round: usize, me: usize, procs: usize) {
 /// 500: no URL may be won by two processes, none may be missing afterwards. With `growing`,
 /// through a chain that starts at 1,000 keys and so grows four times during the race.
 fn processes_race(procs: usize, growing: bool) {
+    processes_race_as(procs, if growing { "grow-race" } else { "race" });
+}
+
+/// [`processes_race`] with the worker role `role` (`race`, `grow-race` or `race64`).
+fn processes_race_as(procs: usize, role: &str) {
     const IDS: u64 = 20_000;
-    let dir = temp_dir(&format!("race{procs}{growing}"));
+    let growing = role == "grow-race";
+    let dir = temp_dir(&format!("race{procs}{role}"));
     let file = dir.join("seen.bloom");
-    let role = if growing { "grow-race" } else { "race" };
     let children: Vec<_> = (0..procs)
         .map(|p| {
             let role = format!(
@@ -158,16 +179,22 @@ fn processes_race(procs: usize, growing: bool) {
     } else {
         // The last worker sealed the file: it loads as a snapshot, with every URL in it.
         let f = BloomFilter::load(&file).unwrap();
+        assert_eq!(f.block_bits(), if role == "race64" { 64 } else { 512 });
         (0..IDS).filter(|&i| !f.contains(&url(i))).count()
     };
     assert_eq!(missing, 0, "false negatives after the race");
-    println!("{procs} processes (growing: {growing}): {once} URLs won once, 0 twice, 0 missing");
+    println!("{procs} processes ({role}): {once} URLs won once, 0 twice, 0 missing");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn two_processes_race_one_file() {
     processes_race(2, false);
+}
+
+#[test]
+fn two_processes_race_one_file_of_64_bit_blocks() {
+    processes_race_as(2, "race64");
 }
 
 #[test]
