@@ -198,6 +198,13 @@ impl BloomFilter {
         if self.layout.is_512() {
             return self.blocks[self.layout.line_512(h)].all_set(self.layout.bits_512(h), Relaxed);
         }
+        self.contains_small(h)
+    }
+
+    /// [`contains_hash`](Self::contains_hash) for blocks smaller than 512 bits, out of line
+    /// (as [`insert_if_absent_small`](Self::insert_if_absent_small)).
+    #[inline(never)]
+    fn contains_small(&self, h: u64) -> bool {
         self.block(h).all_set(self.layout.bits(h), Relaxed)
     }
 
@@ -207,6 +214,12 @@ impl BloomFilter {
         if self.layout.is_512() {
             return &self.blocks[self.layout.line_512(h)];
         }
+        self.line_of_small(h)
+    }
+
+    /// The line holding the block of hash `h`, for blocks smaller than 512 bits (out of line).
+    #[inline(never)]
+    fn line_of_small(&self, h: u64) -> &Block {
         &self.blocks[self.layout.block_of(h)]
     }
 
@@ -231,6 +244,12 @@ impl BloomFilter {
             let mask = line_mask(self.layout.bits_512(h));
             return self.blocks[self.layout.line_512(h)].or_missing(mask);
         }
+        self.insert_small(h);
+    }
+
+    /// [`insert_hash`](Self::insert_hash) for blocks smaller than 512 bits, out of line.
+    #[inline(never)]
+    fn insert_small(&self, h: u64) {
         self.block(h).or_missing(self.layout.mask(h));
     }
 
@@ -286,16 +305,23 @@ impl BloomFilter {
         // Duplicates (most of a crawl's links) leave through the cheap test of `contains`,
         // with Acquire loads: seeing every bit set means a duplicate (bits never clear), and
         // the Acquire loads give the synchronisation of step 1 of the protocol.
-        match self.layout.block_words() {
-            8 => {
-                let b = &self.blocks[self.layout.line_512(h)];
-                if b.all_set(self.layout.bits_512(h), Acquire) {
-                    return false;
-                }
-                b.claim(line_mask(self.layout.bits_512(h)))
+        if self.layout.is_512() {
+            let b = &self.blocks[self.layout.line_512(h)];
+            if b.all_set(self.layout.bits_512(h), Acquire) {
+                return false;
             }
-            // Smaller blocks: one pass over the block's own words (one to four loads), which
-            // is cheaper than a separate test of the k bits.
+            return b.claim(line_mask(self.layout.bits_512(h)));
+        }
+        self.insert_if_absent_small(h)
+    }
+
+    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash) for blocks smaller than 512
+    /// bits: one pass over the block's own words (one to four loads), which is cheaper than
+    /// a separate test of the k bits. Kept out of line so that the default path stays as
+    /// compact as before.
+    #[inline(never)]
+    fn insert_if_absent_small(&self, h: u64) -> bool {
+        match self.layout.block_words() {
             4 => self.claim_small::<4>(h),
             2 => self.claim_small::<2>(h),
             _ => {
