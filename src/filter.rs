@@ -439,18 +439,22 @@ impl BloomFilter {
         self.pipelined_hashes(hashes, true, |_, h| self.insert_hash(h));
     }
 
+    /// Prefetches the block of hash `h` (with write intent for the inserting operations).
+    #[inline(always)]
+    fn prefetch(&self, h: u64, write: bool) {
+        let b = self.block(h);
+        if write {
+            prefetch_write(b);
+        } else {
+            prefetch_read(b);
+        }
+    }
+
     /// The pipeline of [`pipelined`](Self::pipelined) on hashes already taken: prefetch the
     /// block of hash `i + PREFETCH_DISTANCE`, then run `op` on hash `i`.
     #[inline(always)]
     fn pipelined_hashes(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, u64)) {
-        let prefetch = |h: u64| {
-            let b = self.block(h);
-            if write {
-                prefetch_write(b);
-            } else {
-                prefetch_read(b);
-            }
-        };
+        let prefetch = |h: u64| self.prefetch(h, write);
         for h in hashes.iter().take(PREFETCH_DISTANCE) {
             prefetch(h.0);
         }
@@ -468,14 +472,7 @@ impl BloomFilter {
     fn pipelined<K: Hash>(&self, keys: &[K], write: bool, mut op: impl FnMut(usize, u64)) {
         const D: usize = PREFETCH_DISTANCE;
         let mut ring = [0u64; D];
-        let prefetch = |h: u64| {
-            let b = self.block(h);
-            if write {
-                prefetch_write(b);
-            } else {
-                prefetch_read(b);
-            }
-        };
+        let prefetch = |h: u64| self.prefetch(h, write);
         for (slot, key) in ring.iter_mut().zip(keys) {
             *slot = self.layout.hash(key);
             prefetch(*slot);

@@ -124,14 +124,20 @@ fn two_blocks_same_key_race_and_other_block() {
 /// and neither insert loses the other's bits.
 #[test]
 fn same_block_different_keys_two_threads() {
-    loom::model(|| {
-        let f = tiny(1);
+    different_keys_race_in(512);
+}
+
+/// Two keys in one block of `block_bits` bits, disjoint bits sharing a word: both win,
+/// neither loses the other's bits.
+fn different_keys_race_in(block_bits: u32) {
+    loom::model(move || {
+        let f = tiny_sized(1, block_bits);
         let k = keys(&f, 2, 0);
         let a = spawn_iaa(&f, k[0]);
         let b = f.insert_if_absent(&k[1]);
         assert!(
             a.join().unwrap() && b,
-            "a new key with its own bits must win"
+            "{block_bits}-bit blocks: a new key with its own bits must win"
         );
         assert!(f.contains(&k[0]) && f.contains(&k[1]));
     });
@@ -189,17 +195,7 @@ fn same_key_two_threads_one_winner_256_bit_blocks() {
 /// other's bits.
 #[test]
 fn same_word_block_different_keys_two_threads() {
-    loom::model(|| {
-        let f = tiny_sized(1, 64);
-        let k = keys(&f, 2, 0);
-        let a = spawn_iaa(&f, k[0]);
-        let b = f.insert_if_absent(&k[1]);
-        assert!(
-            a.join().unwrap() && b,
-            "a new key with its own bits must win"
-        );
-        assert!(f.contains(&k[0]) && f.contains(&k[1]));
-    });
+    different_keys_race_in(64);
 }
 
 /// Guarantee 1 without join: whoever learns (through a release/acquire flag) that an insert
