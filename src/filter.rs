@@ -7,7 +7,6 @@ use core::hash::Hash;
 
 use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
-use crate::hash::line_mask;
 use crate::layout::{Layout, Probe};
 use crate::storage::{prefetch_read, prefetch_write, Blocks};
 use crate::sync::Ordering::{Acquire, Relaxed};
@@ -241,8 +240,7 @@ impl BloomFilter {
     #[inline(always)]
     fn insert_hash(&self, h: u64) {
         if self.layout.is_512() {
-            let mask = line_mask(self.layout.bits_512(h));
-            return self.blocks[self.layout.line_512(h)].or_missing(mask);
+            return self.blocks[self.layout.line_512(h)].or_missing_bits(self.layout.bits_512(h));
         }
         self.insert_small(h);
     }
@@ -268,11 +266,11 @@ impl BloomFilter {
     ///
     /// # Protocol and proof of "at most one winner"
     ///
-    /// 1. Load the block's eight words (Acquire) and compute `missing[w] = mask[w] & !word[w]`.
-    ///    If nothing is missing, return `false` without writing.
+    /// 1. Load the key's bits in its block (Acquire). If none is missing, return `false`
+    ///    without writing.
     /// 2. Let `t` be the *highest-positioned* missing bit (highest word, then highest bit).
-    ///    `fetch_or` (AcqRel) every other missing bit, word by word in ascending order (the
-    ///    rest of `t`'s word last), then `t` alone.
+    ///    `fetch_or` (AcqRel) every other missing bit — one by one in a 512-bit block, word
+    ///    by word in a smaller one, in any order — then `t` alone.
     /// 3. Return `true` iff that last `fetch_or` flipped `t` from 0 to 1.
     ///
     /// *Claim:* two calls with the same key cannot both return `true`.
@@ -310,7 +308,7 @@ impl BloomFilter {
             if b.all_set(self.layout.bits_512(h), Acquire) {
                 return false;
             }
-            return b.claim(line_mask(self.layout.bits_512(h)));
+            return b.claim_bits(self.layout.bits_512(h));
         }
         self.insert_if_absent_small(h)
     }

@@ -8,12 +8,16 @@
 //! ```
 //!
 //! Every measurement runs REPS times (default 7), round-robin, and the medians are printed.
+//!
+//! Then the same calls split by answer: a filter holding CAPACITY/2 keys gets CAPACITY/2
+//! calls that are all repeats (keys drawn at random from those), or CAPACITY/2 calls that are
+//! all new keys (filling it to capacity) — where the time of the mixed stream goes.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
-use blockbloom_workload::{dup_stream, url};
+use blockbloom_workload::{dup_stream, url, SplitMix64};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -126,4 +130,74 @@ fn main() {
         fo / small[0]
     );
     println!("new keys seen: blockbloom {won_ours}, fastbloom {won_fast} (of {distinct} distinct)");
+    split_by_answer(reps, capacity);
+}
+
+/// The calls of a filter half full, split by answer: only repeats, or only new keys.
+fn split_by_answer(reps: usize, capacity: u64) {
+    let half = capacity / 2;
+    let held: Vec<String> = (0..half).map(url).collect();
+    let mut rng = SplitMix64::new(7);
+    let repeats: Vec<String> = (0..half)
+        .map(|_| held[rng.below(half) as usize].clone())
+        .collect();
+    let fresh: Vec<String> = (half..capacity).map(url).collect();
+    let n = half as f64;
+    let xxh = |u: &String| xxhash_rust::xxh3::xxh3_64(u.as_bytes());
+    // [stream][filter]: filters 512-bit blocks, 64-bit blocks, fastbloom fed a one-shot hash.
+    let mut times: [[Vec<f64>; 3]; 2] = Default::default();
+    let mut answers = [[0usize; 3]; 2];
+    for _ in 0..reps {
+        for (s, stream) in [&repeats, &fresh].into_iter().enumerate() {
+            for (j, bits) in [512, 64].into_iter().enumerate() {
+                let f = BloomFilter::builder()
+                    .capacity(capacity)
+                    .fpr(0.01)
+                    .block_bits(bits)
+                    .build()
+                    .unwrap();
+                for u in &held {
+                    f.insert(u.as_str());
+                }
+                let t = Instant::now();
+                answers[s][j] = ours_loop(&f, stream);
+                times[s][j].push(t.elapsed().as_nanos() as f64 / n);
+            }
+            let g = fastbloom::AtomicBloomFilter::with_false_pos(0.01)
+                .hasher(xxhash_rust::xxh3::Xxh3Builder::new())
+                .expected_items(capacity as usize);
+            for u in &held {
+                g.insert_hash(xxh(u));
+            }
+            let t = Instant::now();
+            answers[s][2] = stream.iter().filter(|u| !g.insert_hash(xxh(u))).count();
+            times[s][2].push(t.elapsed().as_nanos() as f64 / n);
+        }
+    }
+    let [rep, new] = times.map(|row| row.map(median));
+    println!(
+        "\nThe same calls split by answer: a filter holding {half} keys, {half} calls of each kind\n"
+    );
+    println!("| | only repeats | only new keys |\n|---|---:|---:|");
+    for (j, name) in [
+        "blockbloom, 512-bit blocks",
+        "blockbloom, 64-bit blocks",
+        "fastbloom fed a one-shot `xxh3_64`",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        println!("| {name} | {:.1} | {:.1} |", rep[j], new[j]);
+    }
+    println!(
+        "\nfastbloom one-shot / blockbloom 512: repeats x{:.2}, new keys x{:.2}; 64-bit: x{:.2}, x{:.2}",
+        rep[2] / rep[0],
+        new[2] / new[0],
+        rep[2] / rep[1],
+        new[2] / new[1]
+    );
+    println!(
+        "new keys seen: 512-bit {} and 64-bit {} of {half} repeats, {} and {} of {half} new keys",
+        answers[0][0], answers[0][1], answers[1][0], answers[1][1]
+    );
 }
