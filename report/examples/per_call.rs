@@ -24,6 +24,16 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// A filter for `capacity` keys at 1% with blocks of `bits` bits.
+fn filter(capacity: u64, bits: u32) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(0.01)
+        .block_bits(bits)
+        .build()
+        .expect("valid parameters")
+}
+
 /// The loops apart from `main`, so that a profiler names them.
 #[inline(never)]
 fn ours_loop(f: &BloomFilter, links: &[String]) -> usize {
@@ -64,12 +74,7 @@ fn main() {
         let f = BloomFilter::with_capacity(capacity, 0.01).unwrap();
         ours.push(per_call(&mut || won_ours = ours_loop(&f, &links)));
         for (times, bits) in smaller.iter_mut().zip([64, 128, 256]) {
-            let f = BloomFilter::builder()
-                .capacity(capacity)
-                .fpr(0.01)
-                .block_bits(bits)
-                .build()
-                .unwrap();
+            let f = filter(capacity, bits);
             times.push(per_call(&mut || {
                 black_box(ours_loop(&f, &links));
             }));
@@ -150,12 +155,7 @@ fn split_by_answer(reps: usize, capacity: u64) {
     for _ in 0..reps {
         for (s, stream) in [&repeats, &fresh].into_iter().enumerate() {
             for (j, bits) in [512, 64].into_iter().enumerate() {
-                let f = BloomFilter::builder()
-                    .capacity(capacity)
-                    .fpr(0.01)
-                    .block_bits(bits)
-                    .build()
-                    .unwrap();
+                let f = filter(capacity, bits);
                 for u in &held {
                     f.insert(u.as_str());
                 }
