@@ -38,6 +38,21 @@ def test_str_and_bytes_are_the_same_key():
     with pytest.raises(TypeError):
         f.insert_if_absent_many(["a", 1])
 
+    class Text(str):
+        pass
+
+    class Data(bytes):
+        pass
+
+    # Subclasses of str and bytes are the same keys as their values, one at a time and in
+    # batches (whose exact-type shortcut they miss).
+    assert not f.insert_if_absent(Text("héllo"))
+    assert f.contains_many([Text("héllo"), Data(b"h\xc3\xa9llo"), Text("other")]) == [
+        True,
+        True,
+        False,
+    ]
+
 
 def test_batches_answer_like_one_call_at_a_time():
     keys = urls(0, 20_000) + urls(0, 5_000) + [b"bytes-key", "bytes-key"]
@@ -186,6 +201,46 @@ def test_batches_release_the_gil():
         stop.set()
         t.join()
     assert during > 10_000, during
+
+
+CHURN = """
+import os, threading
+from blockbloom import BloomFilter
+keys = [os.urandom(1 << 18) for _ in range(64)]
+f = BloomFilter(10_000, 0.01)
+stop = threading.Event()
+replaced = 0
+
+def churn():
+    global replaced
+    while not stop.is_set():
+        keys[replaced % len(keys)] = os.urandom(1 << 18)
+        replaced += 1
+
+t = threading.Thread(target=churn)
+t.start()
+for _ in range(40):
+    assert len(f.insert_if_absent_many(keys)) == len(keys)
+stop.set()
+t.join()
+assert replaced > 0
+print("ok", replaced)
+"""
+
+
+def test_a_list_changed_by_another_thread_during_a_batch():
+    """A batch reads its keys' bytes with the GIL released while another thread replaces
+    the list's items: it must keep each chunk's objects alive meanwhile. With glibc told to
+    give every key of 256 KiB its own memory mapping, reading a key after the list dropped
+    it is a segmentation fault, not a silent wrong hash."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    run = subprocess.run([sys.executable, "-c", CHURN], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok")
 
 
 def test_counting_filter_and_bitset(tmp_path):
