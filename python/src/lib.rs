@@ -123,6 +123,24 @@ fn key_hashes(f: &blockbloom::BloomFilter, keys: &Bound<'_, PyAny>) -> PyResult<
     }
 }
 
+/// A batch's answers as a Python `list` of `bool`, with few calls into the stable ABI (each
+/// item set one by one costs two: a new reference and `PyList_SetItem`): the list starts as
+/// the majority answer repeated (one C-level pass), then only the other answers are set.
+fn answer_list<'py>(py: Python<'py>, answers: &[bool]) -> PyResult<Bound<'py, PyList>> {
+    let trues = answers.iter().filter(|&&a| a).count();
+    let majority = 2 * trues >= answers.len();
+    let list = PyList::new(py, [majority])?
+        .as_sequence()
+        .repeat(answers.len())?
+        .cast_into::<PyList>()?;
+    for (i, &a) in answers.iter().enumerate() {
+        if a != majority {
+            list.set_item(i, a)?;
+        }
+    }
+    Ok(list)
+}
+
 /// The Python exception for a filter error.
 fn err(e: blockbloom::Error) -> PyErr {
     use blockbloom::Error as E;
@@ -255,26 +273,32 @@ impl BloomFilter {
     }
 
     /// `insert_if_absent` for every key, with the GIL released for the batch.
-    fn insert_if_absent_many(
+    fn insert_if_absent_many<'py>(
         &self,
-        py: Python<'_>,
-        keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<bool>> {
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let hs = key_hashes(&self.inner, keys)?;
-        Ok(py.detach(|| {
+        let out = py.detach(|| {
             let mut out = vec![false; hs.len()];
             self.inner.insert_if_absent_hashes(&hs, &mut out);
             out
-        }))
+        });
+        answer_list(py, &out)
     }
 
-    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+    fn contains_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let hs = key_hashes(&self.inner, keys)?;
-        Ok(py.detach(|| {
+        let out = py.detach(|| {
             let mut out = vec![false; hs.len()];
             self.inner.contains_hashes(&hs, &mut out);
             out
-        }))
+        });
+        answer_list(py, &out)
     }
 
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -60,6 +60,12 @@ def test_batches_answer_like_one_call_at_a_time():
     assert a.insert_if_absent_many(keys) == [b.insert_if_absent(k) for k in keys]
     assert a.contains_many(keys) == [k in b for k in keys]
     assert a.to_bytes() == b.to_bytes()
+    # Mostly absent keys (the answers list starts from the majority answer, False here),
+    # and no keys at all.
+    mixed = urls(10**6, 10**6 + 300) + keys[:100]
+    assert a.contains_many(mixed) == [k in b for k in mixed]
+    assert a.contains_many(mixed).count(True) >= 100
+    assert a.insert_if_absent_many([]) == [] and a.contains_many(()) == []
     c = BloomFilter(50_000, 0.01, seed=7)
     c.update(iter(keys))  # any iterable
     assert c.to_bytes() == a.to_bytes()
