@@ -7,7 +7,9 @@ use std::hash::{Hash, Hasher};
 
 use blockbloom::KeyHash;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyConnectionError, PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyConnectionError, PyException, PyOSError, PyOverflowError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -141,6 +143,32 @@ fn answer_list<'py>(py: Python<'py>, answers: &[bool]) -> PyResult<Bound<'py, Py
     Ok(list)
 }
 
+/// An unsigned integer argument (a capacity, a seed, a block size, a bitset id): negative or
+/// too large is a `ValueError` like every other bad parameter, where PyO3's conversion raises
+/// `OverflowError`, which an `except ValueError` does not catch.
+struct Unsigned<T>(T);
+
+macro_rules! unsigned_arg {
+    ($($t:ty),*) => {$(
+        impl<'a, 'py> FromPyObject<'a, 'py> for Unsigned<$t> {
+            type Error = PyErr;
+            fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                obj.extract::<$t>().map(Unsigned).map_err(|e| {
+                    if e.is_instance_of::<PyOverflowError>(obj.py()) {
+                        PyValueError::new_err(format!(
+                            "{} is out of range: an integer from 0 to {} is expected",
+                            *obj, <$t>::MAX
+                        ))
+                    } else {
+                        e
+                    }
+                })
+            }
+        }
+    )*};
+}
+unsigned_arg!(u32, u64, u128);
+
 /// The Python exception for a filter error.
 fn err(e: blockbloom::Error) -> PyErr {
     use blockbloom::Error as E;
@@ -187,13 +215,18 @@ struct BloomFilter {
 #[pymethods]
 impl BloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr = 0.01, seed = None, block_bits = 512))]
-    fn new(capacity: u64, fpr: f64, seed: Option<u128>, block_bits: u32) -> PyResult<Self> {
+    #[pyo3(signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512)))]
+    fn new(
+        capacity: Unsigned<u64>,
+        fpr: f64,
+        seed: Option<Unsigned<u128>>,
+        block_bits: Unsigned<u32>,
+    ) -> PyResult<Self> {
         let mut b = blockbloom::BloomFilter::builder()
-            .capacity(capacity)
+            .capacity(capacity.0)
             .fpr(fpr)
-            .block_bits(block_bits);
-        if let Some(s) = seed {
+            .block_bits(block_bits.0);
+        if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
         }
         Ok(BloomFilter {
@@ -207,12 +240,13 @@ impl BloomFilter {
     #[pyo3(signature = (path, capacity = None, fpr = None, block_bits = None))]
     fn open_file(
         path: std::path::PathBuf,
-        capacity: Option<u64>,
+        capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
-        block_bits: Option<u32>,
+        block_bits: Option<Unsigned<u32>>,
     ) -> PyResult<Self> {
+        let block_bits = block_bits.map(|b| b.0);
         let inner = match capacity {
-            Some(c) => blockbloom::BloomFilter::builder()
+            Some(Unsigned(c)) => blockbloom::BloomFilter::builder()
                 .capacity(c)
                 .fpr(fpr.unwrap_or(0.01))
                 .block_bits(block_bits.unwrap_or(512))
@@ -378,12 +412,16 @@ struct GrowableBloomFilter {
 #[pymethods]
 impl GrowableBloomFilter {
     #[new]
-    #[pyo3(signature = (initial_capacity = 100_000, fpr = 0.01, seed = None))]
-    fn new(initial_capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
+    #[pyo3(signature = (initial_capacity = Unsigned(100_000), fpr = 0.01, seed = None))]
+    fn new(
+        initial_capacity: Unsigned<u64>,
+        fpr: f64,
+        seed: Option<Unsigned<u128>>,
+    ) -> PyResult<Self> {
         let mut b = blockbloom::GrowableBloomFilter::builder()
-            .initial_capacity(initial_capacity)
+            .initial_capacity(initial_capacity.0)
             .fpr(fpr);
-        if let Some(s) = seed {
+        if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
         }
         Ok(GrowableBloomFilter {
@@ -397,10 +435,10 @@ impl GrowableBloomFilter {
     #[pyo3(signature = (path, initial_capacity = None, fpr = None))]
     fn open_file(
         path: std::path::PathBuf,
-        initial_capacity: Option<u64>,
+        initial_capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
     ) -> PyResult<Self> {
-        let inner = match (initial_capacity, fpr) {
+        let inner = match (initial_capacity.map(|c| c.0), fpr) {
             (None, None) => match blockbloom::GrowableBloomFilter::open_file_existing(&path) {
                 Err(blockbloom::Error::Io {
                     kind: std::io::ErrorKind::NotFound,
@@ -496,8 +534,9 @@ struct CountingBloomFilter {
 impl CountingBloomFilter {
     #[new]
     #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
-    fn new(capacity: u64, fpr: f64, seed: Option<u128>) -> PyResult<Self> {
-        let inner = match seed {
+    fn new(capacity: Unsigned<u64>, fpr: f64, seed: Option<Unsigned<u128>>) -> PyResult<Self> {
+        let capacity = capacity.0;
+        let inner = match seed.map(|s| s.0) {
             Some(s) => blockbloom::CountingBloomFilter::with_seed(capacity, fpr, s),
             None => blockbloom::CountingBloomFilter::with_capacity(capacity, fpr),
         }
@@ -559,9 +598,9 @@ impl AtomicBitSet {
 #[pymethods]
 impl AtomicBitSet {
     #[new]
-    fn new(universe: u64) -> PyResult<Self> {
+    fn new(universe: Unsigned<u64>) -> PyResult<Self> {
         Ok(AtomicBitSet {
-            inner: blockbloom::AtomicBitSet::new(universe).map_err(err)?,
+            inner: blockbloom::AtomicBitSet::new(universe.0).map_err(err)?,
         })
     }
     #[staticmethod]
@@ -574,15 +613,18 @@ impl AtomicBitSet {
         self.inner.save(&path).map_err(err)
     }
     /// Adds `i`; `True` if it was absent.
-    fn insert(&self, i: u64) -> PyResult<bool> {
-        Ok(self.inner.insert(self.check(i)?))
+    fn insert(&self, i: Unsigned<u64>) -> PyResult<bool> {
+        Ok(self.inner.insert(self.check(i.0)?))
     }
     /// Removes `i`; `True` if it was present.
-    fn remove(&self, i: u64) -> PyResult<bool> {
-        Ok(self.inner.remove(self.check(i)?))
+    fn remove(&self, i: Unsigned<u64>) -> PyResult<bool> {
+        Ok(self.inner.remove(self.check(i.0)?))
     }
-    fn __contains__(&self, i: u64) -> bool {
-        i < self.inner.universe() && self.inner.contains(i)
+    /// Like `range`'s: anything that is not an id in the universe (a negative number, a
+    /// string) is simply not in the set.
+    fn __contains__(&self, i: &Bound<'_, PyAny>) -> bool {
+        i.extract::<u64>()
+            .is_ok_and(|i| i < self.inner.universe() && self.inner.contains(i))
     }
     fn __len__(&self) -> usize {
         self.inner.len() as usize
@@ -627,22 +669,22 @@ impl RedisBloomFilter {
         py: Python<'_>,
         url: String,
         name: String,
-        capacity: u64,
+        capacity: Unsigned<u64>,
         fpr: f64,
-        local_front: Option<u64>,
+        local_front: Option<Unsigned<u64>>,
         local_fpr: f64,
         allow_eviction: bool,
     ) -> PyResult<Self> {
         let f = py
             .detach(|| {
                 blockbloom_redis::RedisBloomFilter::builder(&url, &name)
-                    .capacity(capacity)
+                    .capacity(capacity.0)
                     .fpr(fpr)
                     .allow_eviction(allow_eviction)
                     .open_or_create()
             })
             .map_err(redis_err)?;
-        let remote = match local_front {
+        let remote = match local_front.map(|c| c.0) {
             Some(c) => Remote::Front(f.with_local_front(c, local_fpr).map_err(redis_err)?),
             None => Remote::Direct(f),
         };

@@ -133,6 +133,33 @@ def test_bad_parameters_are_value_errors():
         GrowableBloomFilter(0, 0.01)
     with pytest.raises(ValueError):
         BloomFilter(100, 0.01, seed=1).union(BloomFilter(200, 0.01, seed=1))
+    # Negative or too large integers are ValueErrors too, not OverflowErrors (which an
+    # `except ValueError` would not catch), and a wrong type stays a TypeError.
+    from blockbloom import AtomicBitSet, CountingBloomFilter
+
+    bad = [
+        lambda: BloomFilter(-1, 0.01),
+        lambda: BloomFilter(10**30, 0.01),
+        lambda: BloomFilter(100, 0.01, seed=-1),
+        lambda: BloomFilter(100, 0.01, seed=2**128),
+        lambda: BloomFilter(100, 0.01, block_bits=-512),
+        lambda: BloomFilter.open_file("never-created.bloom", -5),
+        lambda: GrowableBloomFilter(-1),
+        lambda: CountingBloomFilter(-1, 0.01),
+        lambda: AtomicBitSet(-1),
+        lambda: AtomicBitSet(10).insert(-1),
+        lambda: AtomicBitSet(10).remove(2**64),
+        # Checked before any connection is tried.
+        lambda: blockbloom.RedisBloomFilter("redis://127.0.0.1:1/", "k", -1),
+    ]
+    for call in bad:
+        with pytest.raises(ValueError, match="out of range"):
+            call()
+    with pytest.raises(TypeError):
+        BloomFilter("many", 0.01)
+    bits = AtomicBitSet(10)
+    bits.insert(3)
+    assert 3 in bits and -1 not in bits and 2**70 not in bits and "3" not in bits
 
 
 def test_save_load_pickle_union(tmp_path):
