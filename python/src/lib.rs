@@ -215,7 +215,10 @@ struct BloomFilter {
 #[pymethods]
 impl BloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512)))]
+    #[pyo3(
+        signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512)),
+        text_signature = "(capacity, fpr=0.01, seed=None, block_bits=512)"
+    )]
     fn new(
         capacity: Unsigned<u64>,
         fpr: f64,
@@ -412,7 +415,10 @@ struct GrowableBloomFilter {
 #[pymethods]
 impl GrowableBloomFilter {
     #[new]
-    #[pyo3(signature = (initial_capacity = Unsigned(100_000), fpr = 0.01, seed = None))]
+    #[pyo3(
+        signature = (initial_capacity = Unsigned(100_000), fpr = 0.01, seed = None),
+        text_signature = "(initial_capacity=100000, fpr=0.01, seed=None)"
+    )]
     fn new(
         initial_capacity: Unsigned<u64>,
         fpr: f64,

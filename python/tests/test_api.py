@@ -305,3 +305,22 @@ def test_module_surface():
         assert hasattr(blockbloom, name)
     assert issubclass(blockbloom.RedisError, ConnectionError)
     assert issubclass(blockbloom.StateLost, blockbloom.RedisError)
+
+
+def test_defaults_are_the_signatures():
+    """The defaults the signatures show (help(), the stubs, which stubtest checks against
+    them) are the ones the constructors use."""
+    import inspect
+
+    for cls, made in [
+        (BloomFilter, BloomFilter(1000)),
+        (GrowableBloomFilter, GrowableBloomFilter()),
+        (blockbloom.CountingBloomFilter, blockbloom.CountingBloomFilter(1000)),
+    ]:
+        params = inspect.signature(cls).parameters
+        for name, p in params.items():
+            if p.default is not inspect.Parameter.empty and hasattr(made, name):
+                assert getattr(made, name) == p.default, (cls.__name__, name)
+    assert "fpr" in inspect.signature(BloomFilter).parameters
+    assert BloomFilter(1000).block_bits == 512 and BloomFilter(1000).target_fpr == 0.01
+    assert GrowableBloomFilter().initial_capacity == 100_000
