@@ -309,7 +309,8 @@ impl BloomFilter {
         with_key(key, |k| self.inner.contains(&k))
     }
 
-    /// `insert_if_absent` for every key, with the GIL released for the batch.
+    /// `insert_if_absent` for every key: the keys are read and hashed with the GIL held (a bad
+    /// key raises before any is inserted), the filter is probed with it released.
     fn insert_if_absent_many<'py>(
         &self,
         py: Python<'py>,
