@@ -53,6 +53,10 @@
 //! found`, `NOSCRIPT`) is reloaded and the call retried once — safe, since the call did not
 //! run. A key of the wrong type where a shard should be is [`Error::WrongType`].
 //!
+//! A process forked after a filter connected does not use the inherited connection (its
+//! socket is the parent's too, so each would read the other's replies): the child's first
+//! call opens its own.
+//!
 //! **Lost state is detected, not guessed.** Every call checks, in the same atomic command as
 //! its bits, that the shard's header holds the incarnation the client knows. A shard that
 //! vanished (a restart without persistence, an eviction, `FLUSHALL`) has no header: the call

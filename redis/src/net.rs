@@ -52,6 +52,10 @@ enum Topology {
 pub(crate) struct Net {
     topo: Topology,
     timeout: Duration,
+    /// The process whose connections these are. A child forked from it shares their
+    /// sockets with it, so replies meant for one could be read by the other: the child
+    /// opens its own (see [`after_fork`](Self::after_fork)).
+    pid: u32,
 }
 
 fn open(url: &str, timeout: Duration) -> RedisResult<Connection> {
@@ -84,7 +88,28 @@ impl Net {
                 conn: None,
             }
         };
-        Ok(Net { topo, timeout })
+        Ok(Net {
+            topo,
+            timeout,
+            pid: std::process::id(),
+        })
+    }
+
+    /// In a child process forked after connections were opened (Python's `multiprocessing`
+    /// does this by default on Linux): leaves the inherited connections to the parent and
+    /// starts with none. They are forgotten, not dropped — the child's copy of a descriptor
+    /// would only be closed, but a client that shut the socket down on drop would cut the
+    /// parent's connection too; the cost is one descriptor per connection in the child.
+    fn after_fork(&mut self) {
+        let pid = std::process::id();
+        if pid == self.pid {
+            return;
+        }
+        self.pid = pid;
+        match &mut self.topo {
+            Topology::Single { conn, .. } => std::mem::forget(conn.take()),
+            Topology::Cluster { conns, .. } => conns.drain().for_each(std::mem::forget),
+        }
     }
 
     /// A new `Net` to the same server(s), with no connection yet.
@@ -103,6 +128,7 @@ impl Net {
         Net {
             topo,
             timeout: self.timeout,
+            pid: std::process::id(),
         }
     }
 
@@ -200,6 +226,7 @@ impl Net {
         node: &str,
         f: impl FnOnce(&mut Connection) -> RedisResult<T>,
     ) -> RedisResult<T> {
+        self.after_fork();
         let timeout = self.timeout;
         let r = match &mut self.topo {
             Topology::Single { client, conn } => {
