@@ -4,6 +4,7 @@
 //! written by `blockbloom dedup` or a Rust program answers the same here.
 
 use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, PoisonError};
 
 use blockbloom::KeyHash;
 use pyo3::create_exception;
@@ -14,19 +15,19 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 create_exception!(
-    _blockbloom,
+    blockbloom,
     SnapshotError,
     PyException,
     "A snapshot or state file is damaged, truncated, of another version, or in use."
 );
 create_exception!(
-    _blockbloom,
+    blockbloom,
     RedisError,
     PyConnectionError,
     "Talking to Redis failed, or the filter's state in Redis was lost or conflicts."
 );
 create_exception!(
-    _blockbloom,
+    blockbloom,
     StateLost,
     RedisError,
     "The filter's state in Redis was lost (restart, eviction, FLUSHALL): re-send the batch."
@@ -210,6 +211,14 @@ fn redis_err(e: blockbloom_redis::Error) -> PyErr {
 #[pyclass(frozen, module = "blockbloom")]
 struct BloomFilter {
     inner: blockbloom::BloomFilter,
+    /// The absolute path of a file-backed filter (what it pickles as).
+    path: Option<std::path::PathBuf>,
+}
+
+/// `path` made absolute (symbolic links kept, as the filter resolves them itself), so that
+/// a pickled file-backed filter opens the same file in a process with another directory.
+fn absolute(path: &std::path::Path) -> PyResult<std::path::PathBuf> {
+    std::path::absolute(path).map_err(|e| PyOSError::new_err(e.to_string()))
 }
 
 #[pymethods]
@@ -234,11 +243,13 @@ impl BloomFilter {
         }
         Ok(BloomFilter {
             inner: b.build().map_err(err)?,
+            path: None,
         })
     }
 
     /// The filter in the file at `path`, shared by every process that opens it (created
-    /// if missing).
+    /// if missing). Pickled, it is that path: unpickling opens the same file, so a
+    /// `multiprocessing` worker it is passed to shares it.
     #[staticmethod]
     #[pyo3(signature = (path, capacity = None, fpr = None, block_bits = None))]
     fn open_file(
@@ -262,13 +273,17 @@ impl BloomFilter {
             None => blockbloom::BloomFilter::open_file_existing(&path),
         }
         .map_err(err)?;
-        Ok(BloomFilter { inner })
+        Ok(BloomFilter {
+            inner,
+            path: Some(absolute(&path)?),
+        })
     }
 
     #[staticmethod]
     fn load(path: std::path::PathBuf) -> PyResult<Self> {
         Ok(BloomFilter {
             inner: blockbloom::BloomFilter::load(&path).map_err(err)?,
+            path: None,
         })
     }
 
@@ -286,15 +301,41 @@ impl BloomFilter {
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Ok(BloomFilter {
             inner: blockbloom::BloomFilter::read_from(data).map_err(err)?,
+            path: None,
         })
     }
 
+    /// Pickling: an in-memory filter as its contents (a snapshot), a file-backed one as its
+    /// absolute path — a worker process unpickles the same shared filter, not a private
+    /// copy whose inserts the others would never see.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
-        let ctor = py.get_type::<BloomFilter>().getattr("from_bytes")?;
-        Ok((ctor, (slf.get().to_bytes(py)?,)))
+        let ty = py.get_type::<BloomFilter>();
+        match &slf.get().path {
+            Some(path) => Ok((ty.getattr("open_file")?, PyTuple::new(py, [path])?)),
+            None => Ok((
+                ty.getattr("from_bytes")?,
+                PyTuple::new(py, [slf.get().to_bytes(py)?])?,
+            )),
+        }
+    }
+
+    /// `copy.copy`: an in-memory filter with the same contents (also of a file-backed one).
+    fn __copy__(&self) -> PyResult<Self> {
+        let mut v = Vec::new();
+        self.inner.write_to(&mut v).map_err(err)?;
+        Ok(BloomFilter {
+            inner: blockbloom::BloomFilter::read_from(&v[..]).map_err(err)?,
+            path: None,
+        })
+    }
+
+    /// `copy.deepcopy`: as `copy.copy` (a filter holds no Python objects).
+    #[pyo3(signature = (_memo, /))]
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__()
     }
 
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -411,6 +452,8 @@ impl BloomFilter {
 #[pyclass(frozen, module = "blockbloom")]
 struct GrowableBloomFilter {
     inner: blockbloom::GrowableBloomFilter,
+    /// The absolute path of a file-backed filter (what it pickles as).
+    path: Option<std::path::PathBuf>,
 }
 
 #[pymethods]
@@ -433,11 +476,13 @@ impl GrowableBloomFilter {
         }
         Ok(GrowableBloomFilter {
             inner: b.build().map_err(err)?,
+            path: None,
         })
     }
 
     /// The growing filter in the file at `path` (and `path.1`, `path.2`, … as it grows),
-    /// shared by every process that opens it; created if missing.
+    /// shared by every process that opens it; created if missing. Pickled, it is that path
+    /// (as `BloomFilter.open_file`'s filters).
     #[staticmethod]
     #[pyo3(signature = (path, initial_capacity = None, fpr = None))]
     fn open_file(
@@ -460,7 +505,28 @@ impl GrowableBloomFilter {
             ),
         }
         .map_err(err)?;
-        Ok(GrowableBloomFilter { inner })
+        Ok(GrowableBloomFilter {
+            inner,
+            path: Some(absolute(&path)?),
+        })
+    }
+
+    /// Pickling: a file-backed filter as its absolute path (unpickled, the same shared
+    /// filter); an in-memory one cannot be pickled (`TypeError`).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        match &slf.get().path {
+            Some(path) => Ok((
+                py.get_type::<GrowableBloomFilter>().getattr("open_file")?,
+                PyTuple::new(py, [path])?,
+            )),
+            None => Err(PyTypeError::new_err(
+                "an in-memory GrowableBloomFilter cannot be pickled: \
+                 GrowableBloomFilter.open_file(path) makes one that processes share",
+            )),
+        }
     }
 
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -658,10 +724,34 @@ enum Remote {
 }
 
 /// A Bloom filter in Redis shared by many processes (`blockbloom_redis`), on the Rust
-/// Redis client. One connection per object: give each thread its own.
-#[pyclass(module = "blockbloom")]
+/// Redis client. One connection per object, so threads sharing an object take turns (give
+/// each thread its own to overlap round trips). A process forked after the connection was
+/// opened opens its own on its first call; pickled, the object is its constructor's
+/// arguments (unpickling connects again).
+#[pyclass(frozen, module = "blockbloom")]
 struct RedisBloomFilter {
-    remote: Remote,
+    /// Locked with the GIL released (the holder may be waiting on Redis without the GIL).
+    remote: Mutex<Remote>,
+    /// The constructor's arguments, for pickling.
+    args: RedisArgs,
+}
+
+#[derive(Clone)]
+struct RedisArgs {
+    url: String,
+    name: String,
+    capacity: u64,
+    fpr: f64,
+    local_front: Option<u64>,
+    local_fpr: f64,
+    allow_eviction: bool,
+}
+
+impl RedisBloomFilter {
+    /// The connection; call it with the GIL released (see `remote`).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Remote> {
+        self.remote.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 #[pymethods]
@@ -691,19 +781,49 @@ impl RedisBloomFilter {
                     .open_or_create()
             })
             .map_err(redis_err)?;
-        let remote = match local_front.map(|c| c.0) {
+        let local_front = local_front.map(|c| c.0);
+        let remote = match local_front {
             Some(c) => Remote::Front(f.with_local_front(c, local_fpr).map_err(redis_err)?),
             None => Remote::Direct(f),
         };
-        Ok(RedisBloomFilter { remote })
+        let args = RedisArgs {
+            url,
+            name,
+            capacity: capacity.0,
+            fpr,
+            local_front,
+            local_fpr,
+            allow_eviction,
+        };
+        Ok(RedisBloomFilter {
+            remote: Mutex::new(remote),
+            args,
+        })
     }
 
-    fn insert_if_absent(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let a = slf.get().args.clone();
+        let args = (
+            a.url,
+            a.name,
+            a.capacity,
+            a.fpr,
+            a.local_front,
+            a.local_fpr,
+            a.allow_eviction,
+        )
+            .into_pyobject(py)?;
+        Ok((py.get_type::<RedisBloomFilter>().into_any(), args))
+    }
+
+    fn insert_if_absent(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
         let k = &ks[0];
-        let remote = &mut self.remote;
-        py.detach(|| match remote {
+        py.detach(|| match &mut *self.lock() {
             Remote::Direct(f) => f.insert_if_absent(&k),
             Remote::Front(f) => f.insert_if_absent(&k),
         })
@@ -711,37 +831,34 @@ impl RedisBloomFilter {
     }
 
     fn insert_if_absent_many(
-        &mut self,
+        &self,
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
-        let remote = &mut self.remote;
-        py.detach(|| match remote {
+        py.detach(|| match &mut *self.lock() {
             Remote::Direct(f) => f.insert_if_absent_many(&ks),
             Remote::Front(f) => f.insert_if_absent_many(&ks),
         })
         .map_err(redis_err)
     }
 
-    fn __contains__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
         let k = &ks[0];
-        let remote = &mut self.remote;
-        py.detach(|| match remote {
+        py.detach(|| match &mut *self.lock() {
             Remote::Direct(f) => f.contains(&k),
             Remote::Front(f) => f.contains(&k),
         })
         .map_err(redis_err)
     }
 
-    fn contains_many(&mut self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
-        let remote = &mut self.remote;
-        py.detach(|| match remote {
+        py.detach(|| match &mut *self.lock() {
             Remote::Direct(f) => f.contains_many(&ks),
             Remote::Front(f) => f.remote().contains_many(&ks),
         })
@@ -757,11 +874,11 @@ impl RedisBloomFilter {
 
     /// Calls that went to Redis (with a local front), else `None`.
     #[getter]
-    fn round_trips(&self) -> Option<u64> {
-        match &self.remote {
+    fn round_trips(&self, py: Python<'_>) -> Option<u64> {
+        py.detach(|| match &*self.lock() {
             Remote::Direct(_) => None,
             Remote::Front(f) => Some(f.round_trips()),
-        }
+        })
     }
 }
 

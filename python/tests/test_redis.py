@@ -28,3 +28,24 @@ def test_shared_filter_and_local_front(redis_url):
 def test_connection_refused_is_a_connection_error():
     with pytest.raises(ConnectionError):
         RedisBloomFilter("redis://127.0.0.1:1/", "x", 1000)
+
+
+def test_threads_can_share_one_object(redis_url):
+    # One connection per object: threads take turns on it (each call releases the GIL
+    # while it waits for Redis) instead of failing with "Already borrowed".
+    import threading
+
+    f = RedisBloomFilter(redis_url, "shared", 1_000_000, 1e-6, local_front=100_000)
+    keys = urls(0, 3000)
+    won = [[] for _ in range(4)]
+
+    def offer(i):
+        won[i] = [k for k in keys if f.insert_if_absent(k)]
+
+    threads = [threading.Thread(target=offer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(k for w in won for k in w) == sorted(keys)
+    assert f.round_trips <= 4 * 3000

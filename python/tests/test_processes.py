@@ -1,0 +1,113 @@
+"""Filters used by several processes: multiprocessing pools (fork and spawn), pickling,
+copying, and errors raised in a worker."""
+
+import copy
+import multiprocessing as mp
+import pickle
+
+import pytest
+
+import blockbloom
+from blockbloom import BloomFilter, GrowableBloomFilter, RedisBloomFilter, RedisError, SnapshotError, StateLost
+
+KEYS = [f"https://example.org/doc/{i}" for i in range(3000)]
+INHERITED = None  # a filter forked workers inherit
+
+
+def winners(f, keys):
+    """The keys this process inserted first (a worker task)."""
+    return [k for k in keys if f.insert_if_absent(k)]
+
+
+def winners_batch(f, keys):
+    return [k for k, new in zip(keys, f.insert_if_absent_many(keys)) if new]
+
+
+def open_conflicting(url):
+    """A worker task that fails: the filter exists with other parameters."""
+    RedisBloomFilter(url, "shared", 2_000_000, 1e-6)
+
+
+def exactly_once(results, keys):
+    won = [k for r in results for k in r]
+    assert sorted(won) == sorted(keys), "every key won exactly once across the processes"
+
+
+@pytest.mark.parametrize("exc", [SnapshotError, RedisError, StateLost])
+def test_exceptions_pickle(exc):
+    assert exc.__module__ == "blockbloom" and getattr(blockbloom, exc.__name__) is exc
+    e = pickle.loads(pickle.dumps(exc("what went wrong")))
+    assert type(e) is exc and str(e) == "what went wrong"
+
+
+def test_file_backed_filter_pickles_as_its_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = BloomFilter.open_file("seen.bloom", 100_000, 0.001)  # a relative path
+    f.add("a")
+    monkeypatch.chdir("/")
+    g = pickle.loads(pickle.dumps(f))  # another working directory: the same file
+    assert g.is_file_backed and "a" in g
+    assert g.insert_if_absent("b") and "b" in f  # shared, not a copy
+    c = copy.copy(f)
+    d = copy.deepcopy(f)
+    assert not c.is_file_backed and not d.is_file_backed and "a" in c and "b" in d
+    assert c.insert_if_absent("c") and "c" not in f and "c" not in d  # copies are private
+    m = BloomFilter(1000, 0.01)
+    m.add("x")
+    assert not pickle.loads(pickle.dumps(m)).is_file_backed  # in memory: its contents
+
+    grow = GrowableBloomFilter.open_file(tmp_path / "grow.bloom", 1000, 0.01)
+    grow.add("a")
+    again = pickle.loads(pickle.dumps(grow))
+    assert again.is_file_backed and "a" in again and again.insert_if_absent("b") and "b" in grow
+    with pytest.raises(TypeError, match="open_file"):
+        pickle.dumps(GrowableBloomFilter())
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_pool_workers_share_a_file_backed_filter(tmp_path, method):
+    # The filter is an argument of every task: pickled for the pool, unpickled in the
+    # worker as the same file. Every task offers every key; each key wins exactly once.
+    f = BloomFilter.open_file(tmp_path / "seen.bloom", 1_000_000, 1e-6)
+    g = GrowableBloomFilter.open_file(tmp_path / "grow.bloom", 1000, 1e-6)
+    ctx = mp.get_context(method)
+    with ctx.Pool(2) as pool:
+        exactly_once(pool.starmap(winners, [(f, KEYS)] * 4), KEYS)
+        exactly_once(pool.starmap(winners_batch, [(g, KEYS)] * 4), KEYS)
+    assert all(f.contains_many(KEYS)) and all(g.contains_many(KEYS))
+
+
+def winners_inherited(keys):
+    """A worker task on the filter the forked worker inherited (not pickled to it)."""
+    return winners(INHERITED, keys)
+
+
+def test_forked_workers_open_their_own_redis_connection(redis_url):
+    # Connected before the fork, and used by the workers as a global they inherit (a task's
+    # arguments are pickled even under fork, which connects afresh): each worker must open
+    # its own connection, or replies meant for one process are read by another (wrong
+    # answers, or errors), while the parent keeps using its connection at the same time.
+    global INHERITED
+    INHERITED = f = RedisBloomFilter(redis_url, "shared", 1_000_000, 1e-6)
+    assert f.insert_if_absent("parent:0")
+    ctx = mp.get_context("fork")
+    with ctx.Pool(3) as pool:
+        pending = pool.map_async(winners_inherited, [KEYS] * 6)
+        mine = [f.insert_if_absent(f"parent:{i}") for i in range(1, 3000)]
+        exactly_once(pending.get(timeout=120), KEYS)
+        assert all(mine)
+        assert not any(f.insert_if_absent_many(KEYS))
+        batch = [f"b{i}" for i in range(2000)]
+        exactly_once(pool.starmap(winners_batch, [(f, batch)] * 4), batch)  # pickled to them
+
+
+def test_redis_filter_pickles_as_its_arguments(redis_url):
+    f = RedisBloomFilter(redis_url, "shared", 1_000_000, 1e-6, local_front=10_000)
+    g = pickle.loads(pickle.dumps(f))
+    assert g.insert_if_absent("k") and not f.insert_if_absent("k") and g.round_trips == 1
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        exactly_once(pool.starmap(winners, [(f, KEYS)] * 3), KEYS)
+        # An error in a worker reaches the parent as the same exception class.
+        with pytest.raises(RedisError):
+            pool.apply(open_conflicting, (redis_url,))
