@@ -33,12 +33,14 @@ use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
 use crate::snapshot::{for_block_bytes, Header};
-use crate::storage::Blocks;
+use crate::storage::{Blocks, FileLock};
 use crate::sync::AtomicU64;
 use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
 
 /// What a file-backed filter keeps of its file: the open file (which holds the shared lock).
 pub(crate) struct FileState {
+    /// Registered for `fork` (storage/fork.rs); dropped before `file` is closed.
+    lock: FileLock,
     file: File,
     /// A layer of a growable chain (flag [`GROWS`], live counters after the checksum).
     grows: bool,
@@ -273,7 +275,11 @@ pub(crate) fn open_existing(
         h.capacity,
         f64::from_bits(h.fpr_bits),
     );
-    f.set_file(FileState { file, grows });
+    f.set_file(FileState {
+        lock: FileLock::register(&file),
+        file,
+        grows,
+    });
     Ok(f)
 }
 
@@ -342,6 +348,11 @@ impl BloomFilter {
     ///   is a filter whose keys are a subset of those inserted.
     /// * The path never holds a half-written header: creation writes it to a temporary file
     ///   and links it into place.
+    ///
+    /// A process may `fork` with the filter open: the child's copy uses the same file, and
+    /// parent and child may close in either order — the last one seals it (on Linux the child
+    /// gets an open file description and lock of its own at the fork; elsewhere a child never
+    /// seals, its parent does).
     ///
     /// ```
     /// use blockbloom::BloomFilter;
@@ -429,6 +440,11 @@ impl BloomFilter {
             return Ok(());
         };
         self.flush()?;
+        if !state.lock.is_own() {
+            // A forked child sharing its parent's open file description (and lock): taking
+            // that lock exclusively would take it from the parent too. The parent seals.
+            return Ok(());
+        }
         match state.file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => return Ok(()), // others still use it

@@ -3,7 +3,10 @@ copying, and errors raised in a worker."""
 
 import copy
 import multiprocessing as mp
+import os
 import pickle
+import subprocess
+import sys
 
 import pytest
 
@@ -111,3 +114,35 @@ def test_redis_filter_pickles_as_its_arguments(redis_url):
         # An error in a worker reaches the parent as the same exception class.
         with pytest.raises(RedisError):
             pool.apply(open_conflicting, (redis_url,))
+
+
+OPEN_AND_ADD = """
+import sys
+from blockbloom import BloomFilter
+f = BloomFilter.open_file(sys.argv[1])
+f.add(sys.argv[2])
+"""
+
+
+def test_a_forked_child_closing_first_leaves_the_file_to_its_parent(tmp_path):
+    # After os.fork both processes hold the filter; the child drops its copy first. The
+    # parent still has the file open, so the child must neither seal it nor leave it locked
+    # in a way that blocks every other process's open_file.
+    path = tmp_path / "seen.bloom"
+    f = BloomFilter.open_file(path, 100_000, 0.01)
+    f.add("before the fork")
+    pid = os.fork()
+    if pid == 0:
+        ok = f.insert_if_absent("from the child")
+        del f  # closes the child's handle
+        os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert "from the child" in f and f.insert_if_absent("after the child closed")
+    # another process opens the file while the parent has it: no wait, the same bits
+    subprocess.run([sys.executable, "-c", OPEN_AND_ADD, str(path), "from another process"], check=True, timeout=30)
+    assert "from another process" in f
+    with pytest.raises(SnapshotError, match="in use"):
+        BloomFilter.load(path)  # not sealed while the parent has it open
+    del f
+    sealed = BloomFilter.load(path)
+    assert all(k in sealed for k in ["before the fork", "from the child", "after the child closed", "from another process"])

@@ -8,16 +8,22 @@
 //! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
 //!   filter publishes its layers.
 //! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter).
+//! * `fork` (Unix): [`FileLock`], which gives a forked child an open file description of
+//!   each filter file of its own (`pthread_atfork`), so that its lock is its own.
 //!
 //! Storage holds blocks; it does not know how keys map to bits (`layout` does).
 #![allow(unsafe_code)] // the crate's one unsafe module; every block has a SAFETY note
 
 mod alloc;
 #[cfg(all(unix, not(blockbloom_loom)))]
+mod fork;
+#[cfg(all(unix, not(blockbloom_loom)))]
 mod map;
 mod prefetch;
 mod slots;
 
 pub(crate) use alloc::{byte_size, Blocks};
+#[cfg(all(unix, not(blockbloom_loom)))]
+pub(crate) use fork::FileLock;
 pub use prefetch::{prefetch_read, prefetch_write};
 pub(crate) use slots::Slots;
