@@ -33,7 +33,7 @@ use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
 use crate::snapshot::{for_block_bytes, Header};
-use crate::storage::{Blocks, FileLock};
+use crate::storage::{reserve, Blocks, FileLock};
 use crate::sync::AtomicU64;
 use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
 
@@ -57,6 +57,14 @@ pub(crate) struct Wanted {
 
 fn io_err(e: std::io::Error, path: &Path) -> Error {
     Error::io(&e, &path.display().to_string())
+}
+
+/// The error of reserving the `len` bytes of the filter file at `path`.
+fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
+    Error::io(
+        &e,
+        &format!("reserving {len} bytes on disk for {}", path.display()),
+    )
 }
 
 /// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
@@ -196,8 +204,9 @@ fn create(path: &Path, header: &Header, grows: bool) -> Result<(), Error> {
         let flags = if grows { IN_USE | GROWS } else { IN_USE };
         file.write_all_at(&header.encode(flags), 0)
             .map_err(|e| io_err(e, &tmp))?;
-        file.set_len(file_len(header.nblocks, grows)?)
-            .map_err(|e| io_err(e, &tmp))?;
+        let len = file_len(header.nblocks, grows)?;
+        file.set_len(len).map_err(|e| io_err(e, &tmp))?;
+        reserve(&file, len).map_err(|e| no_room(e, path, len))?;
         file.sync_all().map_err(|e| io_err(e, &tmp))?;
         match fs::hard_link(&tmp, path) {
             Ok(()) => {
@@ -263,12 +272,16 @@ pub(crate) fn open_existing(
     if let Some(w) = wanted {
         check_same(&h, w)?;
     }
+    // A file made sparse (by an older version, a sparse copy, a file system that could not
+    // reserve) gets its blocks now, while running out of space is still an error — and
+    // before the file is marked in use, so that a failed open leaves it as it was.
+    reserve(&file, len).map_err(|e| no_room(e, path, len))?;
+    let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
     if flags & IN_USE == 0 {
         file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44) // the u16 flags only
             .and_then(|()| file.sync_data())
             .map_err(|e| io_err(e, path))?;
     }
-    let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
     let mut f = BloomFilter::from_parts(
         blocks,
         Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits),

@@ -12,8 +12,14 @@ fn bin() -> Command {
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = bin()
-        .args(args)
+    let mut cmd = bin();
+    cmd.args(args);
+    run_command(cmd, stdin)
+}
+
+/// Runs `cmd` with `stdin` as its input, and waits for it.
+fn run_command(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -399,6 +405,59 @@ fn a_full_state_warns() {
         err.contains("warning") && err.contains("false-positive rate"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--state` on a disk without room: exit 2 with the file system's message, not a `SIGBUS`
+/// (the state file is mapped; its blocks are reserved when it is opened). A growing state
+/// that outgrows the disk keeps going in its last layer and warns. The disk is a 1 MiB tmpfs
+/// in a mount namespace of its own (`unshare`: root), skipped where that cannot be made
+/// unless `BLOCKBLOOM_REQUIRE_ALL` is set.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_full_disk_is_an_error() {
+    let unshare = ["--mount", "--propagation", "private"];
+    let can = Command::new("unshare")
+        .args(unshare)
+        .args(["mount", "-t", "tmpfs", "tmpfs", "/mnt"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !can {
+        assert!(
+            std::env::var_os("BLOCKBLOOM_REQUIRE_ALL").is_none(),
+            "cannot mount a tmpfs in a mount namespace"
+        );
+        eprintln!("SKIPPED: cannot mount a tmpfs in a mount namespace (unshare, mount)");
+        return;
+    }
+    let dir = temp_dir("full-disk");
+    // In the namespace: mount, then dedup with the state on the small disk.
+    let on_small_disk = |args: &str| {
+        let script = format!(
+            "mount -t tmpfs -o size=1m tmpfs \"$1\" && exec \"$2\" dedup {args} --state \"$1/s.bloom\""
+        );
+        let mut cmd = Command::new("unshare");
+        cmd.args(unshare)
+            .args(["sh", "-c", &script, "sh"])
+            .arg(&dir)
+            .arg(env!("CARGO_BIN_EXE_blockbloom"));
+        run_command(cmd, lines_of(0..500_000).as_bytes())
+    };
+    let out = on_small_disk("--capacity 10M");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}: {err}", out.status);
+    assert!(
+        err.contains("s.bloom") && err.contains("No space left"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = on_small_disk("");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {err}", out.status);
+    assert!(err.contains("could not add a layer"), "{err}");
+    let printed = out.stdout.iter().filter(|&&b| b == b'\n').count();
+    assert!(printed > 100_000 && printed < 500_000, "{printed}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -179,6 +179,8 @@ fn err(e: blockbloom::Error) -> PyErr {
                 std::io::ErrorKind::NotFound => Some(2),
                 std::io::ErrorKind::PermissionDenied => Some(13),
                 std::io::ErrorKind::AlreadyExists => Some(17),
+                std::io::ErrorKind::FileTooLarge => Some(27),
+                std::io::ErrorKind::StorageFull => Some(28),
                 _ => None,
             };
             match errno {
@@ -580,6 +582,13 @@ impl GrowableBloomFilter {
     #[getter]
     fn is_file_backed(&self) -> bool {
         self.inner.is_file_backed()
+    }
+    /// True once a layer could not be added (no memory, or no disk space for a file-backed
+    /// chain's next file): new keys then go into the last layer, whose false-positive rate
+    /// rises past `target_fpr`.
+    #[getter]
+    fn growth_failed(&self) -> bool {
+        self.inner.growth_failed()
     }
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()

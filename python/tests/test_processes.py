@@ -146,3 +146,76 @@ def test_a_forked_child_closing_first_leaves_the_file_to_its_parent(tmp_path):
     del f
     sealed = BloomFilter.load(path)
     assert all(k in sealed for k in ["before the fork", "from the child", "after the child closed", "from another process"])
+
+
+FULL_DISK = """
+import errno, os, sys
+from blockbloom import BloomFilter, GrowableBloomFilter
+d = sys.argv[1]
+try:
+    BloomFilter.open_file(os.path.join(d, "big.bloom"), 10_000_000, 0.01)
+    sys.exit("a 12 MB filter opened on a 1 MiB file system")
+except OSError as e:
+    assert e.errno == errno.ENOSPC and "big.bloom" in str(e), e
+assert os.listdir(d) == [], os.listdir(d)
+f = BloomFilter.open_file(os.path.join(d, "seen.bloom"), 500_000, 0.01)
+filler = os.open(os.path.join(d, "filler"), os.O_WRONLY | os.O_CREAT)
+try:  # the disk fills up
+    while True:
+        os.write(filler, b"x" * 4096)
+except OSError as e:
+    assert e.errno == errno.ENOSPC, e
+os.close(filler)
+keys = [f"https://example.org/{i}" for i in range(500_000)]
+assert sum(f.insert_if_absent_many(keys)) > 495_000  # no SIGBUS: its blocks were reserved
+del f
+assert all(BloomFilter.load(os.path.join(d, "seen.bloom")).contains_many(keys))
+os.remove(os.path.join(d, "filler"))
+g = GrowableBloomFilter.open_file(os.path.join(d, "grow.bloom"), 10_000, 0.01)
+assert not g.growth_failed
+g.update(f"https://example.org/g/{i}" for i in range(1_000_000))  # outgrows the disk
+assert g.growth_failed
+assert all(g.contains_many([f"https://example.org/g/{i}" for i in range(1_000_000)]))
+del g
+for name in os.listdir(d):
+    os.remove(os.path.join(d, name))
+
+# The Scrapy dupefilter's JOBDIR state: a warning when it cannot grow.
+import logging
+from blockbloom.scrapy import BloomDupeFilter
+class Fingerprints:
+    def fingerprint(self, request):
+        return request.encode()
+warnings = []
+handler = logging.Handler()
+handler.emit = lambda record: warnings.append(record.getMessage())
+logging.getLogger("blockbloom.scrapy").addHandler(handler)
+df = BloomDupeFilter(d, capacity=10_000, fpr=0.01, fingerprinter=Fingerprints())
+assert [df.request_seen(f"r{i}") for i in range(2)] == [False, False]
+assert not warnings
+for i in range(2, 1_000_000):  # outgrows the disk; once past that, more are taken as seen
+    df.request_seen(f"r{i}")
+assert len(warnings) == 1 and "could not add a layer" in warnings[0] and "blockbloom.seen" in warnings[0], warnings
+df.close("finished")
+print("ok")
+"""
+
+
+def test_a_full_disk_raises_instead_of_killing_the_interpreter(tmp_path):
+    # A 1 MiB tmpfs in a mount namespace of its own. Writing through the mapping to a page
+    # the file system has no room for is SIGBUS; the filter reserves its file's blocks when
+    # it opens it, so a full disk is an OSError there (ENOSPC), never a dead interpreter.
+    unshare = ["unshare", "--mount", "--propagation", "private"]
+    probe = subprocess.run([*unshare, "mount", "-t", "tmpfs", "tmpfs", "/mnt"], capture_output=True)
+    if probe.returncode != 0:
+        if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+            pytest.fail("cannot mount a tmpfs in a mount namespace (unshare, mount: root needed)")
+        pytest.skip("cannot mount a tmpfs in a mount namespace")
+    script = 'mount -t tmpfs -o size=1m tmpfs "$1" && exec "$2" -c "$3" "$1"'
+    r = subprocess.run(
+        [*unshare, "sh", "-c", script, "sh", str(tmp_path), sys.executable, FULL_DISK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0 and r.stdout == "ok\n", (r.returncode, r.stdout, r.stderr)

@@ -96,3 +96,34 @@ impl Blocks {
         Ok(())
     }
 }
+
+/// Reserves the disk blocks of the first `len` bytes of `file` (`fallocate`), so that a
+/// write through a mapping of it never needs space the file system no longer has: a write
+/// fault that finds none is `SIGBUS`, which kills the process, where the reservation fails
+/// with `ENOSPC` up front. Blocks already allocated stay as they are (their data too).
+/// `Ok(false)` where the file system or the OS cannot reserve: the file stays sparse.
+pub(crate) fn reserve(file: &File, len: u64) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let len = libc::off_t::try_from(len)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::FileTooLarge))?;
+        loop {
+            // SAFETY: `fallocate` on an open descriptor with mode 0 only allocates blocks;
+            // it has no memory-safety preconditions.
+            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) } == 0 {
+                return Ok(true);
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EOPNOTSUPP) => return Ok(false),
+                _ => return Err(e),
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, len);
+        Ok(false)
+    }
+}

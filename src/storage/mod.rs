@@ -7,7 +7,8 @@
 //!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
 //! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
 //!   filter publishes its layers.
-//! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter).
+//! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter), and
+//!   `reserve`, which allocates the file's disk blocks up front.
 //! * `fork` (Unix): [`FileLock`], which gives a forked child an open file description of
 //!   each filter file of its own (`pthread_atfork`), so that its lock is its own.
 //!
@@ -25,5 +26,7 @@ mod slots;
 pub(crate) use alloc::{byte_size, Blocks};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
+#[cfg(all(unix, not(blockbloom_loom)))]
+pub(crate) use map::reserve;
 pub use prefetch::{prefetch_read, prefetch_write};
 pub(crate) use slots::Slots;

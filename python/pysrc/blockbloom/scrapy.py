@@ -78,6 +78,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         self._init_log(debug, stats)
         self.fingerprinter = fingerprinter
         self.path = os.path.join(path, STATE_FILE) if path else None
+        self._growth_warned = False
         if self.path:
             # An existing state keeps its own parameters.
             if os.path.exists(self.path):
@@ -102,7 +103,16 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         )
 
     def request_seen(self, request: Any) -> bool:
-        return not self.seen.insert_if_absent(self.fingerprinter.fingerprint(request))
+        new = self.seen.insert_if_absent(self.fingerprinter.fingerprint(request))
+        if new and not self._growth_warned and self.seen.growth_failed:
+            self._growth_warned = True
+            self.logger.warning(
+                "blockbloom: the dupefilter could not add a layer (%s): new requests go into "
+                "its last layer, whose false-positive rate now rises past %g",
+                "no space on disk for " + self.path + ".N?" if self.path else "out of memory?",
+                self.seen.target_fpr,
+            )
+        return not new
 
     def close(self, reason: str) -> None:
         self.seen.flush()
