@@ -444,7 +444,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
         );
         p
     });
-    let mut out = Output::new();
+    let mut out = Output::new().map_err(|e| Failure::Io(format!("standard output: {e}")))?;
     let (mut lines, mut printed) = (0u64, 0u64);
     let mut closed = false; // the output was closed by its reader
     let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));

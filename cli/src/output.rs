@@ -13,27 +13,27 @@ use std::os::unix::fs::FileTypeExt;
 
 /// Standard output with a count of the bytes it accepted.
 pub(crate) struct Output {
-    out: io::StdoutLock<'static>,
+    /// Our own descriptor of standard output, written to directly: Rust's `Stdout` buffers
+    /// (a `LineWriter`), and bytes it has taken are not yet with the reader — if a later
+    /// write fails (a full disk), they are lost although counted as written.
+    out: File,
     /// Bytes `write` accepted so far.
     pub(crate) accepted: u64,
     /// Standard output is a pipe (else: write = delivered).
-    pipe: Option<File>,
+    pipe: bool,
 }
 
 impl Output {
-    pub(crate) fn new() -> Output {
-        let out = io::stdout().lock();
-        let pipe = out
-            .as_fd()
-            .try_clone_to_owned()
-            .ok()
-            .map(File::from)
-            .filter(|f| f.metadata().is_ok_and(|m| m.file_type().is_fifo()));
-        Output {
+    /// Standard output; an error if it is closed (Rust's `Stdout` would silently discard
+    /// what is written to it, and every line would count as delivered).
+    pub(crate) fn new() -> io::Result<Output> {
+        let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+        let pipe = out.metadata().is_ok_and(|m| m.file_type().is_fifo());
+        Ok(Output {
             out,
             accepted: 0,
             pipe,
-        }
+        })
     }
 
     /// Writes all of `buf`, counting what was accepted even when a write fails.
@@ -49,21 +49,24 @@ impl Output {
                 Err(e) => return Err(e),
             }
         }
-        self.out.flush()
+        Ok(())
     }
 
     /// Bytes the reader has taken so far (a lower bound if it cannot be known).
     pub(crate) fn delivered(&self) -> u64 {
-        match &self.pipe {
-            None => self.accepted,
-            Some(p) => self.accepted.saturating_sub(unread(p).unwrap_or(u64::MAX)),
+        if self.pipe {
+            self.accepted
+                .saturating_sub(unread(&self.out).unwrap_or(u64::MAX))
+        } else {
+            self.accepted
         }
     }
 
     /// Waits up to `patience` for a pipe's reader to take everything or go away; returns
     /// the bytes delivered.
     pub(crate) fn settle(&self, patience: std::time::Duration) -> u64 {
-        if let Some(p) = &self.pipe {
+        if self.pipe {
+            let p = &self.out;
             let until = std::time::Instant::now() + patience;
             while unread(p) != Some(0) && !reader_gone(p) && std::time::Instant::now() < until {
                 std::thread::sleep(std::time::Duration::from_millis(2));
