@@ -366,6 +366,10 @@ impl BloomFilter {
     ///   is a filter whose keys are a subset of those inserted.
     /// * The path never holds a half-written header: creation writes it to a temporary file
     ///   and links it into place.
+    /// * A full disk is an error here, never a crash later: the file's blocks are reserved
+    ///   (`fallocate`, Linux) when it is created or opened with holes, so no write through
+    ///   the mapping needs space (which would be `SIGBUS`). Where the file system cannot
+    ///   reserve, the file stays sparse.
     ///
     /// A process may `fork` with the filter open: the child's copy uses the same file, and
     /// parent and child may close in either order — the last one seals it (on Linux the child
@@ -395,7 +399,7 @@ impl BloomFilter {
     /// [`open_file_existing`](Self::open_file_existing) to take the file's own); every
     /// error of [`read_from`](Self::read_from) for a damaged header or a file whose length
     /// does not match it; [`Error::Io`] for the file system (missing directory, no
-    /// permission, a read-only file).
+    /// permission, a read-only file; kind `StorageFull` when the disk has no room for it).
     pub fn open_file<P: AsRef<Path>>(
         path: P,
         capacity: u64,
