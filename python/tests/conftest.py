@@ -31,29 +31,62 @@ def cli() -> str:
     pytest.skip("no blockbloom binary (cargo build -p blockbloom-cli)")
 
 
+class RedisServer:
+    """A redis-server of its own on a free port, to kill and restart on the same port and
+    directory (with ``persist``, an append-only file synced at every write keeps its data
+    across restarts)."""
+
+    def __init__(self, directory: Path, persist: bool = False) -> None:
+        if shutil.which("redis-server") is None:
+            if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+                raise RuntimeError("redis-server is required")
+            pytest.skip("redis-server not installed")
+        self.port, self.dir = free_port(), directory
+        self.aof = ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
+        self.url = f"redis://127.0.0.1:{self.port}/"
+        self.proc: "subprocess.Popen[bytes] | None" = None
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *self.aof, "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.time() > deadline:
+                    self.kill()
+                    raise
+                time.sleep(0.02)
+
+    def kill(self) -> None:
+        """SIGKILL: the server's connections are closed under its clients."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """A redis-server with an append-only file, to kill and restart."""
+    server = RedisServer(tmp_path, persist=True)
+    yield server
+    server.kill()
+
+
 @pytest.fixture
 def redis_url(tmp_path):
     """A redis-server of its own on a free port (no persistence)."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
-            raise RuntimeError("redis-server is required")
-        pytest.skip("redis-server not installed")
-    port = free_port()
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if time.time() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/"
-    proc.kill()
-    proc.wait()
+    server = RedisServer(tmp_path)
+    yield server.url
+    server.kill()

@@ -49,3 +49,29 @@ def test_threads_can_share_one_object(redis_url):
         t.join()
     assert sorted(k for w in won for k in w) == sorted(keys)
     assert f.round_trips <= 4 * 3000
+
+
+def test_a_restart_between_calls_is_not_an_error(redis_server):
+    # The restart closes the filter's connection; the next call's first step changes
+    # nothing (a read), so it is sent again on a new connection instead of failing.
+    f = RedisBloomFilter(redis_server.url, "restarted", 100_000, 0.01)
+    keys = urls(0, 1000)
+    assert all(f.insert_if_absent_many(keys))
+    redis_server.restart()
+    assert not f.insert_if_absent(keys[0])
+    redis_server.restart()
+    assert all(f.contains_many(keys))
+    redis_server.restart()
+    assert f.insert_if_absent("https://example.net/new")
+
+
+def test_a_server_down_is_a_connection_error_until_it_is_back(redis_server):
+    f = RedisBloomFilter(redis_server.url, "down", 100_000, 0.01)
+    assert f.insert_if_absent("a")
+    redis_server.kill()
+    for _ in range(2):
+        with pytest.raises(ConnectionError):
+            f.insert_if_absent("b")
+    redis_server.start()
+    assert not f.insert_if_absent("a")
+    assert f.insert_if_absent("b")

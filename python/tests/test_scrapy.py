@@ -4,6 +4,7 @@ SIGKILL, and two scrapy-redis crawler processes sharing one filter in Redis."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -121,3 +122,75 @@ def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, redis_url):
     print(f"\nscrapy-redis: {len(pa)} + {len(pb)} pages in {time.time() - t:.1f} s")
     assert len(counts) > 500
     assert all(n == 1 for n in counts.values()), "a page fetched by both processes"
+
+
+class Stats:
+    def __init__(self):
+        self.values = Counter()
+
+    def inc_value(self, key, count=1):
+        self.values[key] += count
+
+
+def test_redis_dupefilter_through_restarts_and_an_outage(redis_server, caplog):
+    """A restart between requests is invisible; while Redis is down, requests are taken as
+    new (fetched, never dropped by the filter), counted, and logged once."""
+    pytest.importorskip("scrapy")
+    from scrapy import Request
+    from scrapy.utils.request import RequestFingerprinter
+
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    stats = Stats()
+    df = RedisBloomDupeFilter(
+        redis_server.url, "docs:dupefilter", fingerprinter=RequestFingerprinter(), stats=stats, local_front=0
+    )
+    a, b, c = (Request(f"http://127.0.0.1/{p}") for p in "abc")
+    assert not df.request_seen(a) and df.request_seen(a)
+    redis_server.restart()
+    assert df.request_seen(a) and not df.request_seen(b)
+    assert stats.values["blockbloom/redis_errors"] == 0
+    redis_server.kill()
+    caplog.clear()
+    assert not df.request_seen(c)
+    assert not df.request_seen(a), "unknown is new: fetched again rather than dropped"
+    assert stats.values["blockbloom/redis_errors"] == 2
+    assert [r.levelname for r in caplog.records] == ["ERROR"]
+    redis_server.start()
+    # c was never recorded (Redis was down): new now, once.
+    assert not df.request_seen(c) and df.request_seen(c) and df.request_seen(a)
+    assert stats.values["blockbloom/redis_errors"] == 2
+    assert [r.levelname for r in caplog.records] == ["ERROR", "WARNING"]
+
+
+def test_a_redis_restart_mid_crawl(site, tmp_path, redis_server):
+    """The server (append-only file) is killed and restarted while a scrapy-redis crawl
+    runs: no error escapes the dupefilter, and every page is fetched once."""
+    pytest.importorskip("scrapy_redis")
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "blockbloom.scrapy.RedisBloomDupeFilter",
+        "SCHEDULER_PERSIST": True,
+        "REDIS_URL": redis_server.url,
+        "SCHEDULER_IDLE_BEFORE_CLOSE": 1,
+    }
+    log = tmp_path / "crawl.log"
+    fetched, stats = tmp_path / "r.fetched", tmp_path / "r.stats"
+    cmd = [sys.executable, str(CRAWL), site, json.dumps(settings), str(fetched), str(stats)]
+    with open(log, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=CRAWL.parent, stderr=err)
+        deadline = time.time() + 300
+        while not (fetched.exists() and len(fetched.read_text().splitlines()) >= 100):
+            assert proc.poll() is None and time.time() < deadline, "the crawl ended early"
+            time.sleep(0.01)
+        redis_server.restart()
+        at = len(fetched.read_text().splitlines())
+        assert proc.wait(timeout=600) == 0
+    pages = fetched.read_text().splitlines()
+    counts = Counter(pages)
+    errors = json.loads(stats.read_text()).get("blockbloom/redis_errors", 0)
+    print(f"\nrestarted at {at} pages; {len(pages)} pages; {errors} requests let through")
+    escaped = re.findall(r"^blockbloom\.\w+: .*", log.read_text(), re.M)
+    assert not escaped, f"errors escaped the dupefilter: {escaped}"
+    assert len(counts) > 500
+    assert all(n == 1 for n in counts.values()), "a page fetched twice"

@@ -46,7 +46,12 @@
 //! # Faults
 //! Every failure is an [`Error`]; no call ever answers `true`/`false` for a key whose state
 //! it does not know. Connection refused, timeouts and a connection dropped mid-batch (e.g. the
-//! server restarting) give [`Error::Redis`]; the next call reconnects. After such an error the
+//! server restarting) give [`Error::Redis`]; the next call reconnects. A connection the
+//! server closed between calls (a restart, `CLIENT KILL`, its idle `timeout`) is not an
+//! error: the next call meets it in a step that changes nothing — the read of the default
+//! insert, or a `contains` — and sends that step again on a new connection (only such
+//! steps are ever sent twice; with `direct_bitfield(false)` an insert's first command
+//! writes, so its first call after a restart still fails). After such an error the
 //! batch **may or may not have been applied**: to never lose a URL, treat its keys as new
 //! (fetch them: at-least-once), or ask [`contains_many`](RedisBloomFilter::contains_many)
 //! once the server is back. A function or script missing after a restart (`Function not

@@ -264,6 +264,34 @@ impl Net {
         r
     }
 
+    /// Whether a connection to `node` is open (opened by an earlier call).
+    fn connected(&mut self, node: &str) -> bool {
+        self.after_fork();
+        match &self.topo {
+            Topology::Single { conn, .. } => conn.is_some(),
+            Topology::Cluster { conns, .. } => conns.contains_key(node),
+        }
+    }
+
+    /// [`on_node`](Self::on_node) for commands that change nothing. A connection opened by
+    /// an earlier call may have been closed by the server since (a restart, `CLIENT KILL`,
+    /// its idle `timeout`): the command then meets end-of-file or a reset. Such a command
+    /// runs once more on a new connection, so a restart between two calls is not an error
+    /// to the second. Only commands without effects are sent twice: after a dropped
+    /// connection nobody can tell whether a write ran (the caller is told, see the crate's
+    /// Faults section), and a timeout is not retried (the server is slow, not gone).
+    pub(crate) fn on_node_read<T>(
+        &mut self,
+        node: &str,
+        mut f: impl FnMut(&mut Connection) -> RedisResult<T>,
+    ) -> RedisResult<T> {
+        let reused = self.connected(node);
+        match self.on_node(node, &mut f) {
+            Err(e) if reused && e.is_connection_dropped() => self.on_node(node, f),
+            r => r,
+        }
+    }
+
     /// Runs `f` on the connection for `key`, retrying once after a `MOVED` (the command did
     /// not run on the wrong node).
     pub(crate) fn on_key<T>(

@@ -47,6 +47,11 @@ impl Op {
     fn read_only(self) -> bool {
         self == Op::Get
     }
+
+    /// Whether the operation may change the server's data (else sending it twice is safe).
+    fn writes(self) -> bool {
+        !matches!(self, Op::Get | Op::Read)
+    }
 }
 
 /// One server-side call: the operation, its key, its leading byte-string arguments (the
@@ -192,8 +197,10 @@ impl RedisBloomFilter {
     /// Sends `calls` (server-side call, key, arguments): one pipeline per node, so one round
     /// trip on a single server. A call the server did not run — our code was lost (restart
     /// without persistence, `FUNCTION FLUSH`) or, in a cluster, its slot `MOVED` — is retried
-    /// once after reloading the code / re-reading the slot map; every other error fails the
-    /// batch. Calls that ran are never sent twice (their answers would change).
+    /// once after reloading the code / re-reading the slot map, and a pipeline that changes
+    /// nothing is sent once more after meeting a connection the server had closed (see
+    /// `Net::on_node_read`); every other error fails the batch. Calls that ran are never
+    /// sent twice (their answers would change).
     pub(crate) fn run_calls(&mut self, calls: &[Call]) -> Result<Vec<Value>> {
         let mut out: Vec<Option<Value>> = vec![None; calls.len()];
         let mut pending: Vec<usize> = (0..calls.len()).collect();
@@ -214,9 +221,12 @@ impl RedisBloomFilter {
                 }
                 let packed = pipe.get_packed_pipeline();
                 let total: usize = idx.iter().map(|&i| Self::commands(&calls[i])).sum();
-                let replies = self
-                    .net
-                    .on_node(&node, |c| c.req_packed_commands(&packed, 0, total))?;
+                let send = |c: &mut redis::Connection| c.req_packed_commands(&packed, 0, total);
+                let replies = if idx.iter().all(|&i| !calls[i].op.writes()) {
+                    self.net.on_node_read(&node, send)?
+                } else {
+                    self.net.on_node(&node, send)?
+                };
                 if replies.len() != total {
                     return Err(Error::Protocol(format!(
                         "{} replies for {total} commands",

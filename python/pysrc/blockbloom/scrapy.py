@@ -18,7 +18,8 @@ Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first l
 the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
 (the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
 (Redis only: requests a process remembers in memory to skip round trips for its repeats;
-0 turns it off), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own.
+0 turns it off), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
+``blockbloom/redis_errors`` (requests taken as new because Redis could not answer).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, Optional
 
 from scrapy.dupefilters import BaseDupeFilter
 
-from . import GrowableBloomFilter, RedisBloomFilter, StateLost
+from . import GrowableBloomFilter, RedisBloomFilter, RedisError, StateLost
 
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
@@ -139,6 +140,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         self.url, self.key = url, key
         self.fingerprinter = fingerprinter
         self._params = (capacity, fpr, local_front or None)
+        self._failing = False
         self.seen: Optional[RedisBloomFilter] = self._open()
 
     def _open(self) -> RedisBloomFilter:
@@ -167,7 +169,40 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         return cls.from_crawler(spider.crawler, spider.name)
 
     def request_seen(self, request: Any) -> bool:
+        """Whether another request with this fingerprint was seen, by any process.
+
+        When Redis cannot answer (down, or the connection dropped while the call was in
+        flight, so it may or may not have been recorded), the request is taken as new: a
+        URL may be fetched twice during an outage, but none is dropped by the filter. At
+        the first such error the fingerprint is sent once more (a dropped connection is
+        reopened), so that other processes see it; each request taken as new counts in
+        the ``blockbloom/redis_errors`` stat, and the first of an outage is logged as an
+        error."""
         fp = self.fingerprinter.fingerprint(request)
+        try:
+            seen = self._insert(fp)
+        except RedisError as e:
+            if not self._failing:
+                self._failing = True
+                self.logger.error(
+                    "blockbloom: Redis could not answer for %s (%s); requests are taken as new until it does",
+                    self.key,
+                    e,
+                )
+                try:
+                    self._insert(fp)
+                except RedisError:
+                    pass
+            if self.stats is not None:
+                self.stats.inc_value("blockbloom/redis_errors")
+            return False
+        if self._failing:
+            self._failing = False
+            self.logger.warning("blockbloom: Redis answers again for %s", self.key)
+        return seen
+
+    def _insert(self, fp: bytes) -> bool:
+        """Inserts `fp`: whether it was there. Raises `RedisError` if Redis cannot answer."""
         if self.seen is None:
             self.seen = self._open()
         try:
