@@ -140,7 +140,9 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         self.url, self.key = url, key
         self.fingerprinter = fingerprinter
         self._params = (capacity, fpr, local_front or None)
+        # While Redis cannot answer: the fingerprints let through meanwhile.
         self._failing = False
+        self._let_through: set[bytes] = set()
         self.seen: Optional[RedisBloomFilter] = self._open()
 
     def _open(self) -> RedisBloomFilter:
@@ -171,17 +173,22 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     def request_seen(self, request: Any) -> bool:
         """Whether another request with this fingerprint was seen, by any process.
 
-        When Redis cannot answer (down, or the connection dropped while the call was in
-        flight, so it may or may not have been recorded), the request is taken as new: a
-        URL may be fetched twice during an outage, but none is dropped by the filter. At
+        When Redis cannot answer (down, out of memory, or the connection dropped while the
+        call was in flight, so it may or may not have been recorded), the request is taken
+        as new: none is dropped by the filter, though another process may fetch it too.
+        Until Redis answers again this process remembers what it let through, so it
+        fetches nothing twice itself (a crawl does not loop while its filter is down). At
         the first such error the fingerprint is sent once more (a dropped connection is
         reopened), so that other processes see it; each request taken as new counts in
         the ``blockbloom/redis_errors`` stat, and the first of an outage is logged as an
         error."""
         fp = self.fingerprinter.fingerprint(request)
+        if fp in self._let_through:
+            return True
         try:
             seen = self._insert(fp)
         except RedisError as e:
+            self._let_through.add(fp)
             if not self._failing:
                 self._failing = True
                 self.logger.error(
@@ -197,8 +204,13 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
                 self.stats.inc_value("blockbloom/redis_errors")
             return False
         if self._failing:
+            self.logger.warning(
+                "blockbloom: Redis answers again for %s (%d requests taken as new meanwhile)",
+                self.key,
+                len(self._let_through),
+            )
             self._failing = False
-            self.logger.warning("blockbloom: Redis answers again for %s", self.key)
+            self._let_through.clear()
         return seen
 
     def _insert(self, fp: bytes) -> bool:
