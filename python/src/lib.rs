@@ -881,6 +881,28 @@ impl RedisBloomFilter {
             .map_err(redis_err)
     }
 
+    /// Waits until `replicas` replicas have acknowledged every write this object sent
+    /// (Redis `WAIT`), for at most `timeout` seconds; returns how many did. Keys inserted
+    /// before the call, when it returns `replicas`, survive a failover to one of them.
+    #[pyo3(signature = (replicas, timeout = 1.0))]
+    fn wait_for_replicas(
+        &self,
+        py: Python<'_>,
+        replicas: Unsigned<u64>,
+        timeout: f64,
+    ) -> PyResult<u64> {
+        let timeout = std::time::Duration::try_from_secs_f64(timeout).map_err(|_| {
+            PyValueError::new_err(format!(
+                "timeout must be a number of seconds >= 0, not {timeout}"
+            ))
+        })?;
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.wait_for_replicas(replicas.0, timeout),
+            Remote::Front(f) => f.remote().wait_for_replicas(replicas.0, timeout),
+        })
+        .map_err(redis_err)
+    }
+
     /// Calls that went to Redis (with a local front), else `None`.
     #[getter]
     fn round_trips(&self, py: Python<'_>) -> Option<u64> {

@@ -36,20 +36,22 @@ class RedisServer:
     directory (with ``persist``, an append-only file synced at every write keeps its data
     across restarts)."""
 
-    def __init__(self, directory: Path, persist: bool = False) -> None:
+    def __init__(self, directory: Path, persist: bool = False, args: "list[str] | None" = None) -> None:
         if shutil.which("redis-server") is None:
             if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
                 raise RuntimeError("redis-server is required")
             pytest.skip("redis-server not installed")
         self.port, self.dir = free_port(), directory
         self.aof = ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
+        self.args = args or []
+        directory.mkdir(parents=True, exist_ok=True)
         self.url = f"redis://127.0.0.1:{self.port}/"
         self.proc: "subprocess.Popen[bytes] | None" = None
         self.start()
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *self.aof, "--dir", str(self.dir)],
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *self.aof, *self.args, "--dir", str(self.dir)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

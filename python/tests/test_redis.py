@@ -75,3 +75,24 @@ def test_a_server_down_is_a_connection_error_until_it_is_back(redis_server):
     redis_server.start()
     assert not f.insert_if_absent("a")
     assert f.insert_if_absent("b")
+
+
+def test_wait_for_replicas(tmp_path):
+    from conftest import RedisServer
+
+    primary = RedisServer(tmp_path / "primary")
+    replica = RedisServer(tmp_path / "replica", args=["--replicaof", "127.0.0.1", str(primary.port)])
+    try:
+        f = RedisBloomFilter(primary.url, "replicated", 100_000, 0.01)
+        keys = urls(0, 5000)
+        assert all(f.insert_if_absent_many(keys))
+        assert f.wait_for_replicas(1, 10.0) == 1
+        assert f.wait_for_replicas(2, 0.2) == 1  # there is only one
+        with pytest.raises(ValueError):
+            f.wait_for_replicas(1, -1.0)
+        # Every acknowledged key is on the replica (read there through the library).
+        r = RedisBloomFilter(replica.url, "replicated", 100_000, 0.01)
+        assert all(r.contains_many(keys))
+    finally:
+        replica.kill()
+        primary.kill()

@@ -634,18 +634,22 @@ impl RedisBloomFilter {
         matches!(self.mode, Mode::Functions)
     }
     /// Waits until `replicas` replicas have acknowledged every write this handle sent
-    /// (Redis `WAIT`, on each primary it wrote to), for at most `timeout`; returns the
-    /// number of replicas that did (the least over the primaries). Keys whose insert
+    /// (Redis `WAIT`, on each primary it wrote to), for at most `timeout` per primary
+    /// (rounded up to a whole millisecond; `WAIT`'s 0, "for ever", is never sent); returns
+    /// the number of replicas that did (the least over the primaries). Keys whose insert
     /// returned before this call, when it answers `replicas`, survive a failover to one of
-    /// those replicas.
+    /// those replicas. The connection's read timeout is lengthened by `timeout` for the
+    /// call, so a wait longer than it is not an error.
     pub fn wait_for_replicas(&mut self, replicas: u64, timeout: Duration) -> Result<u64> {
+        let ms = (timeout.as_nanos().div_ceil(1_000_000)).clamp(1, u64::MAX as u128) as u64;
+        let io = self.net.timeout();
         let mut least = u64::MAX;
         for node in self.net.primaries()? {
             let n: u64 = self.net.on_node(&node, |c| {
-                redis::cmd("WAIT")
-                    .arg(replicas)
-                    .arg(timeout.as_millis() as u64)
-                    .query(c)
+                c.set_read_timeout(Some(io.saturating_add(Duration::from_millis(ms))))?;
+                let n = redis::cmd("WAIT").arg(replicas).arg(ms).query(c);
+                c.set_read_timeout(Some(io))?;
+                n
             })?;
             least = least.min(n);
         }

@@ -112,6 +112,11 @@ impl Net {
         }
     }
 
+    /// The connect, read and write timeout of its connections.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// A new `Net` to the same server(s), with no connection yet.
     pub(crate) fn fresh(&self) -> Net {
         let topo = match &self.topo {

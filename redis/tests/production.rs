@@ -391,6 +391,33 @@ fn tampered_parameters_are_refused_at_open() {
 /// A real replica: after inserts and `WAIT`, the replica answers `contains` for every key;
 /// then the replica is promoted (failover) and the crawl goes on there with 0 false
 /// negatives for the acknowledged keys.
+/// With no replica to acknowledge, `wait_for_replicas` answers 0 after its timeout: one
+/// longer than the connection's read timeout is not an error, and a zero timeout is not
+/// Redis' `WAIT … 0` (for ever).
+#[test]
+fn waiting_for_missing_replicas_answers_zero() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let mut f = RedisBloomFilter::builder(&s.url(), "w")
+        .capacity(10_000)
+        .timeout(Duration::from_millis(300))
+        .open_or_create()
+        .unwrap();
+    f.insert_if_absent("k").unwrap();
+    let t = std::time::Instant::now();
+    assert_eq!(f.wait_for_replicas(1, Duration::from_secs(1)).unwrap(), 0);
+    assert!(
+        t.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(f.wait_for_replicas(1, Duration::ZERO).unwrap(), 0);
+    // The connection is still usable, with its own read timeout.
+    assert!(f.contains("k").unwrap());
+}
+
 #[test]
 fn a_replica_has_every_acknowledged_key_and_takes_over() {
     if !common::available() {
