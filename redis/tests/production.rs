@@ -257,6 +257,70 @@ fn eviction_is_refused_or_reported() {
     assert!(silently_new < keys.len() / 2);
 }
 
+/// `noeviction` at `maxmemory`: an insert that needs memory is an error (`OOM`), never a
+/// wrong answer; every key acknowledged before stays, repeats keep being answered (they
+/// write nothing, so they need no memory), and inserts work again once memory is raised.
+#[test]
+fn a_full_server_refuses_inserts_and_keeps_answering_repeats() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::with_args(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--maxmemory",
+        "4mb",
+        "--maxmemory-policy",
+        "noeviction",
+    ]);
+    // 9.6 MB of bits in 64 KiB shards, each grown to its full length by its first insert:
+    // one key at a time, the server fills up after some tens of shards.
+    let mut f = RedisBloomFilter::builder(&s.url(), "full")
+        .capacity(8_000_000)
+        .fpr(0.01)
+        .shard_bytes(1 << 16)
+        .open_or_create()
+        .unwrap();
+    let keys = urls(0..100_000);
+    let mut acked = 0;
+    let oom = loop {
+        match f.insert_if_absent(&keys[acked]) {
+            Ok(new) => {
+                assert!(new);
+                acked += 1;
+            }
+            Err(e) => break e,
+        }
+        assert!(acked < 10_000, "the server never ran out of memory");
+    };
+    eprintln!("{acked} keys acknowledged, then: {oom}");
+    assert!(
+        matches!(&oom, Error::Redis(e) if e.code() == Some("OOM")),
+        "{oom}"
+    );
+    assert!(acked > 0);
+    // Repeats: answered, not new, no memory needed.
+    for chunk in keys[..acked].chunks(10_000) {
+        let again = f
+            .insert_if_absent_many(chunk)
+            .expect("repeats on a full server");
+        assert!(
+            again.iter().all(|&x| !x),
+            "an acknowledged key answered new"
+        );
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("0")
+        .query(&mut s.conn())
+        .unwrap();
+    let more = f.insert_if_absent_many(&keys[acked..]).unwrap();
+    assert!(more.iter().filter(|&&x| x).count() > (keys.len() - acked) * 98 / 100);
+}
+
 /// AOF bytes on a crawl's link stream (97% repeats), three times through: both ways of
 /// setting bits (plain commands, the Lua function) write only bits that change, so the AOF
 /// grows with the bits set, not with the links offered.
