@@ -166,6 +166,33 @@ fn a_restart_between_calls_is_not_an_error() {
     }
 }
 
+/// The server closes an idle client's connection (`CLIENT KILL`, as its `timeout` setting
+/// does): the next call reopens it, whatever it is.
+#[test]
+fn a_connection_the_server_closed_is_reopened() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let mut f = RedisBloomFilter::open_or_create(&s.url(), "killed", 10_000, 0.01).unwrap();
+    let kill = || {
+        let n: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("normal")
+            .query(&mut s.conn())
+            .unwrap();
+        assert_eq!(n, 1, "the filter's connection");
+    };
+    assert!(f.insert_if_absent("a").unwrap());
+    kill();
+    assert!(!f.insert_if_absent("a").unwrap());
+    kill();
+    assert!(f.contains("a").unwrap());
+    kill();
+    assert_eq!(f.insert_if_absent_many(&["b", "a"]).unwrap(), [true, false]);
+}
+
 /// The parameter hash alone vanishes (evicted, or deleted by hand) while the shards live:
 /// a new client restores it from a shard's header — the same seed — instead of creating a
 /// new filter.
