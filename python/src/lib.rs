@@ -754,6 +754,7 @@ struct RedisArgs {
     local_front: Option<u64>,
     local_fpr: f64,
     allow_eviction: bool,
+    timeout: f64,
 }
 
 impl RedisBloomFilter {
@@ -767,9 +768,10 @@ impl RedisBloomFilter {
 impl RedisBloomFilter {
     /// Opens filter `name` at `url`, creating it for `capacity` keys at rate `fpr` if it
     /// does not exist. With `local_front` (a capacity), an in-process filter answers this
-    /// process's repeats without a round trip.
+    /// process's repeats without a round trip. `timeout`: seconds to connect, and to wait
+    /// for each reply, before a call fails with `RedisError`.
     #[new]
-    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false))]
+    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -780,13 +782,23 @@ impl RedisBloomFilter {
         local_front: Option<Unsigned<u64>>,
         local_fpr: f64,
         allow_eviction: bool,
+        timeout: f64,
     ) -> PyResult<Self> {
+        let io = std::time::Duration::try_from_secs_f64(timeout)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "timeout must be a number of seconds > 0, not {timeout}"
+                ))
+            })?;
         let f = py
             .detach(|| {
                 blockbloom_redis::RedisBloomFilter::builder(&url, &name)
                     .capacity(capacity.0)
                     .fpr(fpr)
                     .allow_eviction(allow_eviction)
+                    .timeout(io)
                     .open_or_create()
             })
             .map_err(redis_err)?;
@@ -803,6 +815,7 @@ impl RedisBloomFilter {
             local_front,
             local_fpr,
             allow_eviction,
+            timeout,
         };
         Ok(RedisBloomFilter {
             remote: Mutex::new(remote),
@@ -823,6 +836,7 @@ impl RedisBloomFilter {
             a.local_front,
             a.local_fpr,
             a.allow_eviction,
+            a.timeout,
         )
             .into_pyobject(py)?;
         Ok((py.get_type::<RedisBloomFilter>().into_any(), args))

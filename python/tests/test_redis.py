@@ -96,3 +96,24 @@ def test_wait_for_replicas(tmp_path):
     finally:
         replica.kill()
         primary.kill()
+
+
+def test_a_server_that_does_not_answer_times_out():
+    """A listener that accepts and never replies (a hung server): the call fails after
+    `timeout` with a ConnectionError instead of hanging."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    url = f"redis://127.0.0.1:{listener.getsockname()[1]}/"
+    with pytest.raises(ConnectionError):
+        RedisBloomFilter(url, "hung", 1000, timeout=0.2)
+    assert accepted, "the client never connected"
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            RedisBloomFilter(url, "hung", 1000, timeout=bad)
+    listener.close()

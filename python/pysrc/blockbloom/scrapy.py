@@ -18,7 +18,8 @@ Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first l
 the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
 (the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
 (Redis only: requests a process remembers in memory to skip round trips for its repeats;
-0 turns it off), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
+0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
+for a reply before a request is taken as new, default 5), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
 ``blockbloom/redis_errors`` (requests taken as new because Redis could not answer).
 """
 
@@ -35,6 +36,7 @@ from . import GrowableBloomFilter, RedisBloomFilter, RedisError, StateLost
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
 DEFAULT_LOCAL_FRONT = 100_000
+DEFAULT_REDIS_TIMEOUT = 5.0
 STATE_FILE = "blockbloom.seen"
 
 
@@ -133,21 +135,22 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         capacity: int = 10 * DEFAULT_CAPACITY,
         fpr: float = DEFAULT_FPR,
         local_front: int = DEFAULT_LOCAL_FRONT,
+        timeout: float = DEFAULT_REDIS_TIMEOUT,
         fingerprinter: Any = None,
         stats: Any = None,
     ) -> None:
         self._init_log(debug, stats)
         self.url, self.key = url, key
         self.fingerprinter = fingerprinter
-        self._params = (capacity, fpr, local_front or None)
+        self._params = (capacity, fpr, local_front or None, timeout)
         # While Redis cannot answer: the fingerprints let through meanwhile.
         self._failing = False
         self._let_through: set[bytes] = set()
         self.seen: Optional[RedisBloomFilter] = self._open()
 
     def _open(self) -> RedisBloomFilter:
-        capacity, fpr, front = self._params
-        return RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front)
+        capacity, fpr, front, timeout = self._params
+        return RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
 
     @classmethod
     def from_crawler(cls, crawler: Any, spider_name: Optional[str] = None) -> "RedisBloomDupeFilter":
@@ -161,6 +164,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             capacity=s.getint("BLOCKBLOOM_CAPACITY", 10 * DEFAULT_CAPACITY),
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
+            timeout=s.getfloat("BLOCKBLOOM_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
         )
