@@ -43,12 +43,8 @@ impl Op {
         }
     }
 
-    /// Whether the function only reads.
-    fn read_only(self) -> bool {
-        self == Op::Get
-    }
-
-    /// Whether the operation may change the server's data (else sending it twice is safe).
+    /// Whether the operation may change the server's data (else sending it twice is safe,
+    /// and its function is registered `no-writes`).
     fn writes(self) -> bool {
         !matches!(self, Op::Get | Op::Read)
     }
@@ -88,7 +84,7 @@ impl RedisBloomFilter {
         if self.want_functions {
             let mut code = format!("#!lua name={LIBRARY}\n{LUA}\n");
             for op in Op::ALL {
-                let flags = if op.read_only() {
+                let flags = if !op.writes() {
                     ", flags={'no-writes'}"
                 } else {
                     ""
