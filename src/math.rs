@@ -267,7 +267,7 @@ fn best_hashes(bits_per_key: f64, block_bits: u32) -> u32 {
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub fn optimal_params(fpr: f64) -> Result<(f64, u32), Error> {
-    params_for(fpr, blocked_fpr)
+    params_for(fpr, Rate::Blocked(BLOCK_BITS))
 }
 
 /// [`optimal_params`] for blocks of `block_bits` bits ([`blocked_fpr_in`]).
@@ -282,7 +282,7 @@ pub fn optimal_params(fpr: f64) -> Result<(f64, u32), Error> {
 /// ```
 pub fn optimal_params_in(fpr: f64, block_bits: u32) -> Result<(f64, u32), Error> {
     check_block_bits(block_bits)?;
-    params_for(fpr, |c, k| blocked_fpr_in(c, k, block_bits))
+    params_for(fpr, Rate::Blocked(block_bits))
 }
 
 /// The smallest number of 4-bit counters per key, and its number of hashes, for which a
@@ -298,13 +298,73 @@ pub fn optimal_params_in(fpr: f64, block_bits: u32) -> Result<(f64, u32), Error>
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub fn counting_params(fpr: f64) -> Result<(f64, u32), Error> {
-    params_for(fpr, counting_fpr)
+    params_for(fpr, Rate::Counting)
 }
 
-fn params_for(fpr: f64, rate: impl Fn(f64, u32) -> f64 + Copy) -> Result<(f64, u32), Error> {
+/// Which rate formula a sizing solves: the blocked one for a block size, or the counting one.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Rate {
+    Blocked(u32),
+    Counting,
+}
+
+impl Rate {
+    fn fpr(self, slots_per_key: f64, k: u32) -> f64 {
+        match self {
+            Rate::Blocked(block_bits) => blocked_fpr_in(slots_per_key, k, block_bits),
+            Rate::Counting => counting_fpr(slots_per_key, k),
+        }
+    }
+}
+
+/// Answers of [`params_for`] at most this many (rate, formula) pairs back, newest first.
+const MEMO_ENTRIES: usize = 16;
+
+/// The last [`MEMO_ENTRIES`] answers of [`params_for`]: solving for the slots per key takes
+/// ~1.5 ms (a bisection per number of hashes, each step a Poisson sum of some 300 terms), the
+/// same for a filter of a thousand keys as for one of a billion; a program that makes many
+/// small filters with the same rate (one per site of a crawl) pays it once.
+static MEMO: std::sync::Mutex<Vec<Solved>> = std::sync::Mutex::new(Vec::new());
+
+/// A [`MEMO`] entry: the rate's bits, its formula, and the answer.
+type Solved = (u64, Rate, (f64, u32));
+
+#[cfg(test)]
+thread_local! {
+    /// Times this thread's [`params_for`] solved instead of answering from [`MEMO`].
+    static SOLVED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// [`solve_params`], remembered: the answer is the very same (f64 bits and all) as solving
+/// again, so a filter's size never depends on what was sized before it.
+fn params_for(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
+    let key = fpr.to_bits();
+    let memo = || {
+        MEMO.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(&(_, _, found)) = memo().iter().find(|e| e.0 == key && e.1 == rate) {
+        return Ok(found);
+    }
+    // Solved with the lock released: another thread sizing meanwhile does not wait for it
+    // (two threads may then solve the same rate once each, to the same answer).
+    let found = solve_params(fpr, rate)?;
+    let mut m = memo();
+    if !m.iter().any(|e| e.0 == key && e.1 == rate) {
+        m.insert(0, (key, rate, found));
+        m.truncate(MEMO_ENTRIES);
+    }
+    Ok(found)
+}
+
+/// The smallest slots per key over every number of hashes for `fpr` under `rate`.
+fn solve_params(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
+    #[cfg(test)]
+    SOLVED.set(SOLVED.get() + 1);
     if !(fpr > 0.0 && fpr < 1.0) {
         return Err(Error::InvalidFpr(fpr));
     }
+    let rate = |c: f64, k: u32| rate.fpr(c, k);
     let mut best: Option<(f64, u32)> = None;
     for k in 1..=crate::MAX_HASHES {
         match (slots_per_key_for(fpr, k, rate), best) {
@@ -609,6 +669,44 @@ mod tests {
         // A huge λ saturates the rate instead of spinning.
         assert_eq!(blocked_fpr(512.0 / u64::MAX as f64, 6), 1.0);
         assert!(blocked_fpr(1e-3, 1) > 0.99);
+    }
+
+    #[test]
+    fn sizing_a_rate_again_answers_from_the_memo_with_the_same_bits() {
+        // Rates no other test sizes (the memo is process-wide; the count is this thread's).
+        let rates = [0.0123456, 0.0234567, 0.0345678];
+        let solved = |fpr, rate| solve_params(fpr, rate).unwrap();
+        let first: Vec<_> = rates.iter().map(|&p| optimal_params(p).unwrap()).collect();
+        // Answered from the memo: no new solving, and the very bits of a fresh solution.
+        let before = SOLVED.get();
+        for _ in 0..10 {
+            for (&p, &f) in rates.iter().zip(&first) {
+                let again = optimal_params(p).unwrap();
+                assert_eq!((again.0.to_bits(), again.1), (f.0.to_bits(), f.1));
+            }
+        }
+        assert_eq!(
+            SOLVED.get(),
+            before,
+            "30 sizings of 3 remembered rates solved"
+        );
+        for (&p, &f) in rates.iter().zip(&first) {
+            let fresh = solved(p, Rate::Blocked(BLOCK_BITS));
+            assert_eq!((fresh.0.to_bits(), fresh.1), (f.0.to_bits(), f.1));
+        }
+        // The same rate under another formula is another answer, not the memo's.
+        for (&p, &f) in rates.iter().zip(&first) {
+            let small = optimal_params_in(p, 64).unwrap();
+            assert_eq!(small, solved(p, Rate::Blocked(64)));
+            assert!(small.0 > f.0, "64-bit blocks need more bits per key");
+            let counting = counting_params(p).unwrap();
+            assert_eq!(counting, solved(p, Rate::Counting));
+            assert_ne!(counting, f);
+        }
+        // Errors are not remembered.
+        let before = SOLVED.get();
+        assert!(optimal_params(f64::NAN).is_err() && optimal_params(f64::NAN).is_err());
+        assert_eq!(SOLVED.get(), before + 2);
     }
 
     #[test]
