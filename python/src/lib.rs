@@ -43,18 +43,48 @@ impl Hash for Key<'_> {
     }
 }
 
-/// Calls `f` with the bytes of a `str` or `bytes` key.
-fn with_key<T>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> T) -> PyResult<T> {
+/// The bytes of a `str` (its UTF-8) or `bytes` key, borrowed from the object. The common
+/// case, an exact `str`, costs one call into the stable ABI (`PyUnicode_AsUTF8AndSize`) and
+/// a type test that calls nothing; subclasses of `str` and `bytes` go through PyO3's checks.
+#[inline(always)]
+fn key_bytes<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    let p = obj.as_ptr();
+    // SAFETY: `p` is a live object, borrowed for `'a`; `PyUnicode_CheckExact` reads its type
+    // pointer. For an exact `str`, `PyUnicode_AsUTF8AndSize` returns its UTF-8 buffer
+    // (immutable, cached in the object and freed only with it, so valid for `'a`) or NULL
+    // with an exception set (lone surrogates).
+    unsafe {
+        if pyo3::ffi::PyUnicode_CheckExact(p) != 0 {
+            let mut len: pyo3::ffi::Py_ssize_t = 0;
+            let data = pyo3::ffi::PyUnicode_AsUTF8AndSize(p, &mut len);
+            if data.is_null() {
+                return Err(PyErr::fetch(obj.py()));
+            }
+            return Ok(std::slice::from_raw_parts(data.cast::<u8>(), len as usize));
+        }
+    }
+    other_key_bytes(obj)
+}
+
+/// [`key_bytes`] for anything but an exact `str`.
+#[inline(never)]
+fn other_key_bytes<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(f(Key(s.to_str()?.as_bytes())));
+        return Ok(s.to_str()?.as_bytes());
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(f(Key(b.as_bytes())));
+        return Ok(b.as_bytes());
     }
     Err(PyTypeError::new_err(format!(
         "keys are str or bytes, not {}",
         obj.get_type().name()?
     )))
+}
+
+/// Calls `f` with the bytes of a `str` or `bytes` key.
+#[inline(always)]
+fn with_key<T>(obj: &Bound<'_, PyAny>, f: impl FnOnce(Key<'_>) -> T) -> PyResult<T> {
+    Ok(f(Key(key_bytes(obj)?)))
 }
 
 /// The keys of an iterable as a tuple (it holds a strong reference to every key, and no
@@ -73,18 +103,8 @@ fn key_tuple<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
 fn tuple_keys<'a>(tuple: &'a Bound<'_, PyTuple>) -> PyResult<Vec<Key<'a>>> {
     let mut out = Vec::with_capacity(tuple.len());
     for item in tuple.iter_borrowed() {
-        let (ptr, len) = if let Ok(s) = item.cast::<PyString>() {
-            let b = s.to_str()?.as_bytes();
-            (b.as_ptr(), b.len())
-        } else if let Ok(b) = item.cast::<PyBytes>() {
-            let b = b.as_bytes();
-            (b.as_ptr(), b.len())
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "keys are str or bytes, not {}",
-                item.get_type().name()?
-            )));
-        };
+        let bytes = key_bytes(&item)?;
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
         // SAFETY: `ptr..ptr + len` is the UTF-8 buffer of a `str` (cached in the object) or the
         // buffer of a `bytes`, both immutable and freed only with their object; the tuple
         // holds a strong reference to the object for all of `'a`, and a tuple cannot be
@@ -104,19 +124,18 @@ fn key_hashes(f: &blockbloom::BloomFilter, keys: &Bound<'_, PyAny>) -> PyResult<
     let py = keys.py();
     let hash = |item: &Bound<'_, PyAny>| with_key(item, |k| f.key_hash(&k));
     if let Ok(list) = keys.cast::<PyList>() {
-        let mut out = Vec::with_capacity(list.len());
-        // Nothing below runs Python code, so no other thread can change the list meanwhile;
-        // the length is re-read anyway, to stay in bounds whatever happens.
-        let mut i = 0;
-        while i < list.len() {
-            // SAFETY: `i` is in bounds (checked just above, with the GIL held throughout),
-            // so `PyList_GetItem` returns a borrowed reference to a live item, and nothing
-            // runs Python code before `hash` is done with it, so the list cannot drop it.
+        let len = list.len();
+        let mut out = Vec::with_capacity(len);
+        for i in 0..len {
+            // SAFETY: `PyList_GetItem` checks `i` against the list's current length (NULL and
+            // an IndexError if it shrank) and returns a borrowed reference to a live item;
+            // nothing runs Python code before `hash` is done with it (`with_key` reads the
+            // key's buffer and calls no method of the object), so the list cannot drop it
+            // meanwhile.
             let item = unsafe {
                 Borrowed::from_ptr_or_err(py, pyo3::ffi::PyList_GetItem(list.as_ptr(), i as _))?
             };
             out.push(hash(&item)?);
-            i += 1;
         }
         Ok(out)
     } else if let Ok(tuple) = keys.cast::<PyTuple>() {

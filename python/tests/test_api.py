@@ -52,6 +52,26 @@ def test_str_and_bytes_are_the_same_key():
         True,
         False,
     ]
+    # A str with no UTF-8 form (a lone surrogate) is refused, exact str or subclass, one at
+    # a time and in batches, in every filter that reads keys.
+    from blockbloom import GrowableBloomFilter
+
+    g = GrowableBloomFilter()
+    for bad in ("\ud800", Text("\ud800")):
+        for call in (
+            lambda: f.insert_if_absent(bad),
+            lambda: bad in f,
+            lambda: f.contains_many(["a", bad]),
+            lambda: g.insert_if_absent(bad),
+            lambda: g.insert_if_absent_many(["a", bad]),
+        ):
+            with pytest.raises(UnicodeEncodeError):
+                call()
+    assert g.insert_if_absent_many(["héllo", Text("héllo"), Data(b"h\xc3\xa9llo")]) == [
+        True,
+        False,
+        False,
+    ]
 
 
 def test_batches_answer_like_one_call_at_a_time():
