@@ -18,7 +18,7 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Incompatible`] unless both filters have the same size, number of hashes and
-    /// seed (build them with the same [`Builder`] settings, including `.seed(..)`).
+    /// seed (build them with the same [`Builder`](crate::Builder) settings, including `.seed(..)`).
     ///
     /// ```
     /// use blockbloom::BloomFilter;

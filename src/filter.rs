@@ -74,7 +74,7 @@ pub struct KeyHash(u64);
 ///    stays shared between cores).
 ///
 /// The false-positive rate is the one asked for, computed with the blocked-filter formula
-/// ([`math::blocked_fpr`]), as long as at most [`capacity`](Self::capacity) distinct keys are
+/// ([`math::blocked_fpr`](crate::math::blocked_fpr)), as long as at most [`capacity`](Self::capacity) distinct keys are
 /// inserted; past that it grows (see [`estimated_fpr`](Self::estimated_fpr)).
 pub struct BloomFilter {
     blocks: Blocks,
@@ -142,7 +142,7 @@ impl BloomFilter {
     /// A filter for `capacity` distinct keys at false-positive rate `fpr`, with a random
     /// hashing key.
     ///
-    /// Sizing uses the blocked-filter formula ([`math::size_filter`]): about 9.9 bits
+    /// Sizing uses the blocked-filter formula ([`math::size_filter`](crate::math::size_filter)): about 9.9 bits
     /// (1.24 bytes) per key at 1%, 15.5 at 0.1%.
     ///
     /// # Errors

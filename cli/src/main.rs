@@ -73,7 +73,7 @@ enum Cmd {
         stats: bool,
     },
     /// Size a filter: bits per key, hashes and memory, against a standard Bloom filter and a
-    /// HashSet<String>.
+    /// `HashSet<String>`.
     Calc {
         /// Number of distinct keys (accepts 1e8, 100M).
         #[arg(long, value_parser = parse_count, required_unless_present = "table")]
@@ -84,7 +84,7 @@ enum Cmd {
         /// Bits per block: 512 (default), 256, 128 or 64.
         #[arg(long, default_value_t = 512, value_parser = parse_block_bits)]
         block_bits: u32,
-        /// Mean key length in bytes, for the HashSet<String> estimate.
+        /// Mean key length in bytes, for the `HashSet<String>` estimate.
         #[arg(long, default_value_t = 70.0)]
         key_len: f64,
         /// Print the classic m/n–k table of the standard formula, and the bits per key of
