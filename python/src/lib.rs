@@ -455,8 +455,12 @@ impl BloomFilter {
         self.inner.estimated_fpr()
     }
     fn __repr__(&self) -> String {
+        let block = match self.inner.block_bits() {
+            512 => String::new(),
+            b => format!(", block_bits={b}"),
+        };
         format!(
-            "BloomFilter(capacity={}, fpr={}, num_bits={}, file_backed={})",
+            "BloomFilter(capacity={}, fpr={}, num_bits={}{block}, file_backed={})",
             self.inner.capacity(),
             self.inner.target_fpr(),
             self.inner.num_bits(),
@@ -675,6 +679,14 @@ impl CountingBloomFilter {
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    fn __repr__(&self) -> String {
+        format!(
+            "CountingBloomFilter(capacity={}, fpr={}, memory_bytes={})",
+            self.inner.capacity(),
+            self.inner.target_fpr(),
+            self.inner.memory_bytes()
+        )
+    }
 }
 
 /// A lock-free set of integers in `0..universe` (`blockbloom::AtomicBitSet`).
@@ -737,6 +749,13 @@ impl AtomicBitSet {
     #[getter]
     fn universe(&self) -> u64 {
         self.inner.universe()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "AtomicBitSet(universe={}, len={})",
+            self.inner.universe(),
+            self.inner.len()
+        )
     }
     #[getter]
     fn memory_bytes(&self) -> usize {
@@ -936,6 +955,17 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
+    /// The filter's name, capacity and rate; not the URL, which may hold a password.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let a = &self.args;
+        Ok(format!(
+            "RedisBloomFilter(name={}, capacity={}, fpr={})",
+            PyString::new(py, &a.name).repr()?,
+            a.capacity,
+            a.fpr
+        ))
+    }
+
     /// Calls that went to Redis (with a local front), else `None`.
     #[getter]
     fn round_trips(&self, py: Python<'_>) -> Option<u64> {
@@ -956,5 +986,6 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
     m.add("RedisError", m.py().get_type::<RedisError>())?;
     m.add("StateLost", m.py().get_type::<StateLost>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -327,6 +327,31 @@ def test_module_surface():
     assert issubclass(blockbloom.StateLost, blockbloom.RedisError)
 
 
+def test_version_and_reprs(tmp_path):
+    import importlib.metadata
+
+    from blockbloom import AtomicBitSet, CountingBloomFilter, GrowableBloomFilter
+
+    # One version: the Rust crate's (Cargo.toml), the wheel's (pyproject.toml).
+    assert blockbloom.__version__ == importlib.metadata.version("blockbloom")
+    assert repr(BloomFilter(1000, 0.01)) == (
+        "BloomFilter(capacity=1000, fpr=0.01, num_bits=10240, file_backed=False)"
+    )
+    small = BloomFilter(1000, 0.01, block_bits=64)
+    assert f"num_bits={small.num_bits}, block_bits=64, file_backed=False)" in repr(small)
+    shared = BloomFilter.open_file(str(tmp_path / "f.bloom"), 1000, 0.01)
+    assert repr(shared).endswith("file_backed=True)")
+    assert repr(GrowableBloomFilter(5000, 0.001)) == (
+        "GrowableBloomFilter(initial_capacity=5000, fpr=0.001, num_layers=1)"
+    )
+    c = CountingBloomFilter(1000, 0.01)
+    assert repr(c) == f"CountingBloomFilter(capacity=1000, fpr=0.01, memory_bytes={c.memory_bytes})"
+    s = AtomicBitSet(100)
+    s.insert(3)
+    s.insert(70)
+    assert repr(s) == "AtomicBitSet(universe=100, len=2)"
+
+
 def test_defaults_are_the_signatures():
     """The defaults the signatures show (help(), the stubs, which stubtest checks against
     them) are the ones the constructors use."""

@@ -20,6 +20,8 @@ def test_shared_filter_and_local_front(redis_url):
     assert not any(b.insert_if_absent(k) for k in keys)
     assert b.round_trips == 5000  # repeats answered in-process
     assert all(a.contains_many(keys)) and keys[0] in a
+    # The repr names the filter, not the URL (which may carry a password).
+    assert repr(a) == "RedisBloomFilter(name='crawl:seen', capacity=100000, fpr=0.01)"
     with pytest.raises(RedisError):
         RedisBloomFilter(redis_url, "crawl:seen", 200_000, 0.01)  # other parameters
     assert RedisBloomFilter.delete(redis_url, "crawl:seen")

@@ -21,6 +21,7 @@ from ._blockbloom import (
     RedisError,
     SnapshotError,
     StateLost,
+    __version__,
 )
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "RedisError",
     "SnapshotError",
     "StateLost",
+    "__version__",
 ]

@@ -11,7 +11,11 @@ __all__ = [
     "SnapshotError",
     "RedisError",
     "StateLost",
+    "__version__",
 ]
+
+__version__: str
+"""The package's version (that of its Rust crate, and of the wheel)."""
 
 _Key = Union[str, bytes]
 _StrPath = Union[str, PathLike[str]]
