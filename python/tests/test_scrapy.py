@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port
+from conftest import RedisServer, free_port
 
 DOCS = Path("/usr/share/doc/python3-doc/html")
 CRAWL = Path(__file__).with_name("crawl.py")
@@ -167,6 +167,63 @@ def test_redis_dupefilter_through_restarts_and_an_outage(redis_server, caplog):
     redis_server.kill()
     assert not df.request_seen(a) and df.request_seen(a)
     assert stats.values["blockbloom/redis_errors"] == 3
+
+
+def test_redis_url_from_scrapy_redis_settings():
+    """The server is found from scrapy-redis' settings as its scheduler finds it."""
+    pytest.importorskip("scrapy")
+    from scrapy.settings import Settings
+
+    from blockbloom.scrapy import redis_url
+
+    cases = [
+        ({}, "redis://localhost:6379/0"),
+        ({"REDIS_HOST": "redis.internal", "REDIS_PORT": "6380"}, "redis://redis.internal:6380/0"),
+        ({"REDIS_URL": "redis://h:1/3", "REDIS_HOST": "x", "REDIS_DB": 5}, "redis://h:1/3"),
+        ({"REDIS_URL": "redis://h:1", "REDIS_DB": 2}, "redis://h:1/2"),
+        ({"REDIS_PARAMS": {"password": "s3cr:t@/x", "db": 4}}, "redis://:s3cr%3At%40%2Fx@localhost:6379/4"),
+        ({"REDIS_PARAMS": {"host": "a", "port": 1}, "REDIS_HOST": "b"}, "redis://b:1/0"),
+        ({"REDIS_PARAMS": {"host": "::1", "port": 7000}}, "redis://[::1]:7000/0"),
+        ({"REDIS_PARAMS": {"unix_socket_path": "/run/r.sock", "password": "p"}}, "unix:///run/r.sock?db=0&pass=p"),
+        ({"REDIS_URL": "redis://h:1", "REDIS_PARAMS": {"username": "u", "password": "pw"}}, "redis://u:pw@h:1"),
+        ({"REDIS_URL": "redis://me:pw@h:1/0", "REDIS_PARAMS": {"password": "other"}}, "redis://me:pw@h:1/0"),
+    ]
+    for settings, url in cases:
+        assert redis_url(Settings(settings)) == url, settings
+
+
+def test_redis_dupefilter_uses_the_scheduler_s_server(tmp_path):
+    """No REDIS_URL: REDIS_HOST, REDIS_PORT and REDIS_PARAMS (a password, a database) place
+    the filter in the very database scrapy-redis' own connection uses, not on localhost."""
+    pytest.importorskip("scrapy_redis")
+    from scrapy import Request, Spider
+    from scrapy.utils.request import RequestFingerprinter
+    from scrapy.utils.test import get_crawler
+    from scrapy_redis.connection import get_redis_from_settings
+
+    from blockbloom import RedisBloomFilter
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    password = "s3cr:t@/x"
+    server = RedisServer(tmp_path, args=["--requirepass", password])
+    try:
+        settings = {
+            "REDIS_HOST": "127.0.0.1",
+            "REDIS_PORT": str(server.port),
+            "REDIS_PARAMS": {"password": password, "db": 3},
+            "SCHEDULER_DUPEFILTER_KEY": "%(spider)s:seen",
+        }
+        crawler = get_crawler(Spider, settings)
+        df = RedisBloomDupeFilter.from_crawler(crawler, "docs")
+        a = Request("http://127.0.0.1/a")
+        assert not df.request_seen(a) and df.request_seen(a)
+        assert get_redis_from_settings(crawler.settings).keys("{docs:seen*"), "not in scrapy-redis' database"
+        other = dict(settings, REDIS_PARAMS={"password": password, "db": 0})
+        assert not get_redis_from_settings(get_crawler(Spider, other).settings).keys("*")
+        f = RedisBloomFilter(df.url, "docs:seen", df._params[0], df._params[1])
+        assert RequestFingerprinter().fingerprint(a) in f
+    finally:
+        server.kill()
 
 
 def test_a_redis_restart_mid_crawl(site, tmp_path, redis_server):

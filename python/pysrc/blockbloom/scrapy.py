@@ -14,6 +14,11 @@ Shared by a fleet through Redis (scrapy-redis' scheduler)::
     DUPEFILTER_CLASS = "blockbloom.scrapy.RedisBloomDupeFilter"
     REDIS_URL = "redis://127.0.0.1:6379"
 
+The server is found from scrapy-redis' own settings, as its scheduler finds it:
+``REDIS_URL``, else ``REDIS_HOST`` / ``REDIS_PORT`` (default ``localhost:6379``), with
+``REDIS_DB`` and ``REDIS_PARAMS`` (``host``, ``port``, ``db``, ``username``, ``password``,
+``unix_socket_path``) — so the filter lives in the same Redis as the request queue.
+
 Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
 the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
 (the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
@@ -28,6 +33,7 @@ from __future__ import annotations
 import logging
 import os
 from typing import Any, Optional
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from scrapy.dupefilters import BaseDupeFilter
 
@@ -38,6 +44,48 @@ DEFAULT_FPR = 1e-5
 DEFAULT_LOCAL_FRONT = 100_000
 DEFAULT_REDIS_TIMEOUT = 5.0
 STATE_FILE = "blockbloom.seen"
+
+
+def redis_url(settings: Any) -> str:
+    """The URL of the Redis server scrapy-redis' scheduler uses under ``settings``: the
+    settings it reads (``REDIS_URL``, ``REDIS_HOST``, ``REDIS_PORT``, ``REDIS_DB``,
+    ``REDIS_PARAMS``), read as it does (redis-py's defaults, ``REDIS_*`` over
+    ``REDIS_PARAMS``, the URL's own parts over both)."""
+    params: dict[str, Any] = {"host": "localhost", "port": 6379}
+    params.update(settings.getdict("REDIS_PARAMS"))
+    for setting, param in (("REDIS_URL", "url"), ("REDIS_HOST", "host"), ("REDIS_PORT", "port"), ("REDIS_DB", "db")):
+        value = settings.get(setting)
+        if value:
+            params[param] = value
+    user, password, db = params.get("username"), params.get("password"), params.get("db")
+    url = params.get("url")
+    if url:
+        parts = urlsplit(str(url))
+        if parts.scheme in ("redis", "rediss"):
+            netloc = parts.netloc
+            if "@" not in netloc and password is not None:
+                netloc = f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@{netloc}"
+            path = parts.path
+            if path in ("", "/") and "db=" not in parts.query and db is not None:
+                path = f"/{int(db)}"
+            url = urlunsplit(parts._replace(netloc=netloc, path=path))
+        return str(url)
+    db = int(db or 0)
+    if params.get("unix_socket_path"):
+        query = f"db={db}"
+        if password is not None:
+            query += f"&pass={quote(str(password), safe='')}"
+        if user:
+            query += f"&user={quote(str(user), safe='')}"
+        return f"unix://{quote(str(params['unix_socket_path']))}?{query}"
+    host = str(params["host"])
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    auth = ""
+    if password is not None:
+        auth = f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@"
+    scheme = "rediss" if params.get("ssl") else "redis"
+    return f"{scheme}://{auth}{host}:{int(params['port'])}/{db}"
 
 
 class _LogMixin:
@@ -158,7 +206,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
         return cls(
-            s.get("REDIS_URL", "redis://127.0.0.1:6379"),
+            redis_url(s),
             key,
             s.getbool("DUPEFILTER_DEBUG"),
             capacity=s.getint("BLOCKBLOOM_CAPACITY", 10 * DEFAULT_CAPACITY),
