@@ -65,6 +65,19 @@ fn open(url: &str, timeout: Duration) -> RedisResult<Connection> {
     Ok(c)
 }
 
+/// The URL of cluster node `addr` (`host:port`, as `CLUSTER SLOTS` names it): the seed's
+/// scheme (`rediss` keeps TLS) and credentials (a password-protected cluster asks every node
+/// for it), the node's address.
+fn node_url(seed: &str, addr: &str) -> String {
+    let (scheme, rest) = seed.split_once("://").unwrap_or(("redis", seed));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let credentials = match authority.rsplit_once('@') {
+        Some((c, _)) => format!("{c}@"),
+        None => String::new(),
+    };
+    format!("{scheme}://{credentials}{addr}/")
+}
+
 /// Whether the connection is unusable after `e` (so it must be dropped and reopened).
 fn broken(e: &RedisError) -> bool {
     e.is_io_error() || e.is_timeout() || e.is_connection_dropped()
@@ -144,7 +157,7 @@ impl Net {
             return Ok(());
         };
         let mut candidates = vec![seed.clone()];
-        candidates.extend(slots.iter().map(|s| format!("redis://{}/", s.2)));
+        candidates.extend(slots.iter().map(|s| node_url(seed, &s.2)));
         let mut last = None;
         for url in candidates {
             let reply = open(&url, timeout)
@@ -161,6 +174,11 @@ impl Net {
                         };
                         let host: String = redis::from_redis_value(&node[0])?;
                         let port: i64 = redis::from_redis_value(&node[1])?;
+                        let host = if host.contains(':') {
+                            format!("[{host}]") // an IPv6 address
+                        } else {
+                            host
+                        };
                         map.push((*a as u16, *b as u16, format!("{host}:{port}")));
                     }
                     *slots = map;
@@ -247,12 +265,9 @@ impl Net {
                 }
                 r
             }
-            Topology::Cluster { conns, .. } => {
+            Topology::Cluster { seed, conns, .. } => {
                 if !conns.contains_key(node) {
-                    conns.insert(
-                        node.to_string(),
-                        open(&format!("redis://{node}/"), timeout)?,
-                    );
+                    conns.insert(node.to_string(), open(&node_url(seed, node), timeout)?);
                 }
                 let r = f(conns.get_mut(node).expect("connected"));
                 if matches!(&r, Err(e) if broken(e)) {

@@ -487,28 +487,43 @@ fn server_restart_mid_batch() {
 /// filter answers exactly as a local one.
 #[test]
 fn three_node_cluster() {
+    cluster_answers_as_a_local_filter(None);
+}
+
+/// The same on a cluster whose nodes ask for a password (`requirepass`): every node the
+/// filter connects to, not only the one in its URL, gets the URL's credentials.
+#[test]
+fn three_node_cluster_with_a_password() {
+    cluster_answers_as_a_local_filter(Some("s3cret"));
+}
+
+fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     if !common::available() {
         return;
     }
-    let nodes: Vec<Server> = (0..3)
-        .map(|_| {
-            Server::with_args(&[
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-node-timeout",
-                "3000",
-            ])
-        })
-        .collect();
+    let mut args = vec![
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-node-timeout",
+        "3000",
+    ];
+    if let Some(pw) = password {
+        args.extend(["--requirepass", pw, "--masterauth", pw]);
+    }
+    let nodes: Vec<Server> = (0..3).map(|_| Server::with_args(&args)).collect();
     let addrs: Vec<String> = nodes
         .iter()
         .map(|s| format!("127.0.0.1:{}", s.port))
         .collect();
-    let status = std::process::Command::new("redis-cli")
+    let mut create = std::process::Command::new("redis-cli");
+    if let Some(pw) = password {
+        create.args(["-a", pw, "--no-auth-warning"]);
+    }
+    let status = create
         .args(["--cluster", "create"])
         .args(&addrs)
         .args(["--cluster-replicas", "0", "--cluster-yes"])

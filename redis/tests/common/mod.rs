@@ -78,8 +78,18 @@ impl Server {
         self.wait_ready();
     }
 
+    /// The server's URL, with its password if it was started with `--requirepass`.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        match self.password() {
+            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}/", self.port),
+            None => format!("redis://127.0.0.1:{}/", self.port),
+        }
+    }
+
+    /// The `--requirepass` it was started with.
+    pub fn password(&self) -> Option<&str> {
+        let i = self.args.iter().position(|a| a == "--requirepass")?;
+        self.args.get(i + 1).map(String::as_str)
     }
 
     pub fn wait_ready(&self) {
