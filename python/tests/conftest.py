@@ -78,6 +78,27 @@ class RedisServer:
         self.start()
 
 
+def make_tls_certificates(directory: Path) -> "dict[str, str]":
+    """A CA (``ca``) and a certificate for localhost and 127.0.0.1 signed by it (``cert``,
+    ``key``), made with ``openssl`` in ``directory``."""
+    if shutil.which("openssl") is None:
+        if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+            raise RuntimeError("openssl is required")
+        pytest.skip("openssl not installed")
+    directory.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=blockbloom test CA")
+    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    (directory / "ext.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf")
+    return {name: str(directory / file) for name, file in (("ca", "ca.crt"), ("cert", "server.crt"), ("key", "server.key"))}
+
+
 @pytest.fixture
 def redis_server(tmp_path):
     """A redis-server with an append-only file, to kill and restart."""

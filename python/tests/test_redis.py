@@ -1,5 +1,7 @@
 """RedisBloomFilter from Python, on a redis-server of its own."""
 
+import os
+
 import pytest
 
 from blockbloom import RedisBloomFilter, RedisError
@@ -119,3 +121,43 @@ def test_a_server_that_does_not_answer_times_out():
         with pytest.raises(ValueError):
             RedisBloomFilter(url, "hung", 1000, timeout=bad)
     listener.close()
+
+
+TLS_CLIENT = """
+import sys
+from blockbloom import RedisBloomFilter
+f = RedisBloomFilter(sys.argv[1], "tls", 100_000, 0.01)
+print(f.insert_if_absent("a"), f.insert_if_absent("a"), "b" in f)
+"""
+
+
+def test_rediss_urls_verify_the_server(tmp_path):
+    """``rediss://``: TLS, the server's certificate verified against the system's trusted
+    certificates or ``SSL_CERT_FILE`` (each run in a process of its own, whose environment
+    that is); a server signed by an unknown CA is a RedisError, never a silent plain or
+    unverified connection."""
+    import subprocess
+    import sys
+
+    from conftest import RedisServer, free_port, make_tls_certificates
+
+    tls = make_tls_certificates(tmp_path / "tls")
+    port = free_port()
+    args = ["--tls-port", str(port), "--tls-cert-file", tls["cert"], "--tls-key-file", tls["key"]]
+    server = RedisServer(tmp_path / "redis", args=[*args, "--tls-ca-cert-file", tls["ca"], "--tls-auth-clients", "no"])
+    try:
+
+        def client(url, cert_file):
+            env = dict(os.environ, SSL_CERT_FILE=cert_file)
+            return subprocess.run([sys.executable, "-c", TLS_CLIENT, url], env=env, capture_output=True, text=True)
+
+        ok = client(f"rediss://localhost:{port}/", tls["ca"])
+        assert ok.returncode == 0, ok.stderr
+        assert ok.stdout.split() == ["True", "False", "False"]
+        # The same filter over plain TCP.
+        assert "a" in RedisBloomFilter(server.url, "tls", 100_000, 0.01)
+        untrusted = client(f"rediss://localhost:{port}/", tls["key"])  # no certificate in it
+        assert untrusted.returncode != 0
+        assert "RedisError" in untrusted.stderr and "certificate" in untrusted.stderr, untrusted.stderr
+    finally:
+        server.kill()

@@ -12,6 +12,12 @@
 //! # Ok::<(), blockbloom_redis::Error>(())
 //! ```
 //!
+//! URLs are the `redis` crate's: `redis://[[user]:password@]host[:port][/db]`,
+//! `redis+unix:///path?db=N&pass=…`, and, with the `tls` feature (on by default),
+//! `rediss://…` — TLS through rustls, the server's certificate verified against the
+//! system's trusted certificates or those in the file named by `SSL_CERT_FILE`. On a
+//! cluster every node is reached with the URL's scheme and credentials.
+//!
 //! # How it works
 //! * **Bits**: the filter's blocks, byte for byte as in a blockbloom snapshot (eight
 //!   little-endian `u64` words per 64-byte block), in Redis strings ("shards", at most 512 MB

@@ -58,8 +58,23 @@ pub(crate) struct Net {
     pid: u32,
 }
 
+/// A client for `url`. For `rediss://` it first makes ring rustls' process-wide crypto
+/// provider if none is installed yet: rustls cannot choose one itself when another crate in
+/// the program enables a second provider, and it would panic instead.
+fn client(url: &str) -> RedisResult<redis::Client> {
+    #[cfg(feature = "tls")]
+    if url.starts_with("rediss:") {
+        static PROVIDER: std::sync::Once = std::sync::Once::new();
+        PROVIDER.call_once(|| {
+            // Err: a provider is installed already, which is what is needed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+    }
+    redis::Client::open(url)
+}
+
 fn open(url: &str, timeout: Duration) -> RedisResult<Connection> {
-    let c = redis::Client::open(url)?.get_connection_with_timeout(timeout)?;
+    let c = client(url)?.get_connection_with_timeout(timeout)?;
     c.set_read_timeout(Some(timeout))?;
     c.set_write_timeout(Some(timeout))?;
     Ok(c)
@@ -97,7 +112,7 @@ impl Net {
             }
         } else {
             Topology::Single {
-                client: redis::Client::open(url)?,
+                client: client(url)?,
                 conn: None,
             }
         };
