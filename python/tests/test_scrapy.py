@@ -184,6 +184,7 @@ def test_redis_url_from_scrapy_redis_settings():
         ({"REDIS_PARAMS": {"password": "s3cr:t@/x", "db": 4}}, "redis://:s3cr%3At%40%2Fx@localhost:6379/4"),
         ({"REDIS_PARAMS": {"host": "a", "port": 1}, "REDIS_HOST": "b"}, "redis://b:1/0"),
         ({"REDIS_PARAMS": {"host": "::1", "port": 7000}}, "redis://[::1]:7000/0"),
+        ({"REDIS_PARAMS": {"ssl": True}}, "rediss://localhost:6379/0"),
         ({"REDIS_PARAMS": {"unix_socket_path": "/run/r.sock", "password": "p"}}, "unix:///run/r.sock?db=0&pass=p"),
         ({"REDIS_URL": "redis://h:1", "REDIS_PARAMS": {"username": "u", "password": "pw"}}, "redis://u:pw@h:1"),
         ({"REDIS_URL": "redis://me:pw@h:1/0", "REDIS_PARAMS": {"password": "other"}}, "redis://me:pw@h:1/0"),

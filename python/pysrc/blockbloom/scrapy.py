@@ -17,7 +17,10 @@ Shared by a fleet through Redis (scrapy-redis' scheduler)::
 The server is found from scrapy-redis' own settings, as its scheduler finds it:
 ``REDIS_URL``, else ``REDIS_HOST`` / ``REDIS_PORT`` (default ``localhost:6379``), with
 ``REDIS_DB`` and ``REDIS_PARAMS`` (``host``, ``port``, ``db``, ``username``, ``password``,
-``unix_socket_path``) — so the filter lives in the same Redis as the request queue.
+``unix_socket_path``, ``ssl``) — so the filter lives in the same Redis as the request queue.
+TLS (``rediss://`` or ``ssl``) verifies the server against the system's certificates, or
+those of the file named by the ``SSL_CERT_FILE`` environment variable (``ssl_ca_certs``
+is not read).
 
 Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
 the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
