@@ -213,8 +213,9 @@ impl RedisBuilder {
 }
 
 impl RedisBloomFilter {
-    /// The server's `maxmemory-policy`, or `None` where `CONFIG GET` is refused (managed
-    /// services, ACLs).
+    /// The server's `maxmemory-policy`, or `None` where `CONFIG GET` is refused: renamed or
+    /// removed on managed services (an `ERR` reply), or not allowed to this user by an ACL
+    /// (`NOPERM`).
     fn eviction_policy(&mut self) -> Result<Option<String>> {
         let key = self.meta_key.clone();
         let r = self.with_key(&key, |c| {
@@ -225,7 +226,11 @@ impl RedisBloomFilter {
         });
         match r {
             Ok(v) => Ok(v.get(1).cloned()),
-            Err(Error::Redis(e)) if e.kind() == redis::ErrorKind::ResponseError => Ok(None),
+            Err(Error::Redis(e))
+                if e.kind() == redis::ErrorKind::ResponseError || e.code() == Some("NOPERM") =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(e),
         }
     }

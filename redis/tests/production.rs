@@ -612,3 +612,47 @@ fn a_local_front_answers_repeats_in_process_and_keeps_one_winner() {
     assert!(a.insert_if_absent_many(&more).unwrap().iter().all(|&x| !x));
     assert_eq!(a.round_trips(), before + 1, "repeats went to Redis");
 }
+
+/// A user whose ACL allows the filter's keys and the read and write commands but not the
+/// server's administration (`-@dangerous`: no `CONFIG`), as on managed services and in
+/// shared deployments. The key pattern is the filter's hash-tagged names (`{name…`).
+#[test]
+fn an_acl_user_without_admin_commands_uses_the_filter() {
+    if !common::available() {
+        return;
+    }
+    let server = Server::with_args(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--user",
+        "crawler",
+        "on",
+        ">pw",
+        "resetkeys",
+        "~{crawl*",
+        "+@all",
+        "-@dangerous",
+    ]);
+    let url = format!("redis://crawler:pw@127.0.0.1:{}/", server.port);
+    let keys = urls(0..3000);
+    for direct in [true, false] {
+        let name = if direct { "crawl:a" } else { "crawl:b" };
+        let mut f = RedisBloomFilter::builder(&url, name)
+            .capacity(100_000)
+            .fpr(0.01)
+            .direct_bitfield(direct)
+            .open_or_create()
+            .unwrap_or_else(|e| panic!("direct {direct}: {e}"));
+        let (won, _) = offer(&mut f, &keys);
+        assert!(won.iter().filter(|&&w| w).count() > 2990);
+        let mut again = RedisBloomFilter::builder(&url, name)
+            .direct_bitfield(direct)
+            .open()
+            .unwrap();
+        assert!(again.contains_many(&keys).unwrap().iter().all(|&x| x));
+    }
+    // Keys outside its pattern are refused by the server, as an error.
+    assert!(RedisBloomFilter::open_or_create(&url, "other", 1000, 0.01).is_err());
+}
