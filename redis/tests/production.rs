@@ -656,3 +656,49 @@ fn an_acl_user_without_admin_commands_uses_the_filter() {
     // Keys outside its pattern are refused by the server, as an error.
     assert!(RedisBloomFilter::open_or_create(&url, "other", 1000, 0.01).is_err());
 }
+
+/// A server reached through its Unix socket (`redis+unix://`, as on a crawler machine
+/// that runs its own Redis), with a password and a database in the URL.
+#[test]
+fn a_unix_socket_url_reaches_the_same_filter() {
+    if !common::available() {
+        return;
+    }
+    let port = common::free_port();
+    let socket =
+        std::env::temp_dir().join(format!("blockbloom-{}-{port}.sock", std::process::id()));
+    let socket_arg = socket.to_str().unwrap().to_string();
+    let server = Server::with_args(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--requirepass",
+        "pw",
+        "--unixsocket",
+        &socket_arg,
+        "--unixsocketperm",
+        "700",
+    ]);
+    let unix = format!("redis+unix://{socket_arg}?db=2&pass=pw");
+    let mut f = RedisBloomFilter::open_or_create(&unix, "crawl:unix", 10_000, 0.01).unwrap();
+    let keys = urls(0..500);
+    assert!(
+        f.insert_if_absent_many(&keys)
+            .unwrap()
+            .iter()
+            .filter(|&&w| w)
+            .count()
+            > 495
+    );
+    // The same filter over TCP, in database 2.
+    let tcp = format!("redis://:pw@127.0.0.1:{}/2", server.port);
+    let mut g = RedisBloomFilter::open(&tcp, "crawl:unix").unwrap();
+    assert!(g.contains_many(&keys).unwrap().iter().all(|&x| x));
+    assert!(
+        RedisBloomFilter::open(&server.url(), "crawl:unix").is_err(),
+        "not in database 0"
+    );
+    drop(server);
+    let _ = std::fs::remove_file(&socket);
+}
