@@ -193,6 +193,8 @@ def test_redis_url_from_scrapy_redis_settings():
         assert redis_url(Settings(settings)) == url, settings
 
 
+# scrapy-redis' own connection defaults pass redis-py 6 a deprecated argument.
+@pytest.mark.filterwarnings("ignore:Call to '__init__' function with deprecated usage")
 def test_redis_dupefilter_uses_the_scheduler_s_server(tmp_path):
     """No REDIS_URL: REDIS_HOST, REDIS_PORT and REDIS_PARAMS (a password, a database) place
     the filter in the very database scrapy-redis' own connection uses, not on localhost."""
