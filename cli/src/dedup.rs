@@ -257,6 +257,16 @@ impl Seen {
                 "state {}: {e}; omit --capacity and --fpr to use the state's own",
                 path.display()
             )),
+            // A state is never left empty by this program (it is written whole, then renamed
+            // into place): an empty file was made by hand (`touch`, `> FILE`).
+            blockbloom::Error::Truncated
+                if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) =>
+            {
+                Failure::Io(format!(
+                    "state {}: the file is empty, not a blockbloom state (remove it to start one)",
+                    path.display()
+                ))
+            }
             e => Failure::Io(format!("state {}: {e}", path.display())),
         };
         let filter = StateFilter::open(path, o.capacity, o.fpr, o.block_bits).map_err(state_err)?;

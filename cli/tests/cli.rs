@@ -516,6 +516,27 @@ fn a_bad_state_path_fails_before_reading() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A state that is not one — the input file given by mistake, an empty file made by hand —
+/// is refused with a message that says so, and left as it was.
+#[test]
+fn a_file_that_is_not_a_state_is_refused_and_left_alone() {
+    let dir = temp_dir("notastate");
+    let text = dir.join("urls.txt");
+    std::fs::write(&text, lines_of(0..1000)).unwrap();
+    let empty = dir.join("empty.bloom");
+    std::fs::write(&empty, b"").unwrap();
+    for (path, says) in [(&text, "bad magic"), (&empty, "the file is empty")] {
+        let before = std::fs::read(path).unwrap();
+        let out = run(&["dedup", "--state", path.to_str().unwrap()], b"a\nb\n");
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+        assert_eq!(std::fs::read(path).unwrap(), before, "{}", path.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Two runs sharing one state at once lose nothing: every line is printed by one of them,
 /// and the state has all of them afterwards. `create` makes the state first, so that both
 /// runs open the same file; at most `fp` lines may be lost to false positives.
