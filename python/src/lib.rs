@@ -793,6 +793,8 @@ struct RedisArgs {
     local_fpr: f64,
     allow_eviction: bool,
     timeout: f64,
+    cluster: bool,
+    shard_bytes: Option<u64>,
 }
 
 impl RedisBloomFilter {
@@ -807,9 +809,11 @@ impl RedisBloomFilter {
     /// Opens filter `name` at `url`, creating it for `capacity` keys at rate `fpr` if it
     /// does not exist. With `local_front` (a capacity), an in-process filter answers this
     /// process's repeats without a round trip. `timeout`: seconds to connect, and to wait
-    /// for each reply, before a call fails with `RedisError`.
+    /// for each reply, before a call fails with `RedisError`. `cluster`: `url` is a node of
+    /// a Redis Cluster, over whose nodes the shards are spread; `shard_bytes` (default 64
+    /// MiB) makes more, smaller shards to spread a filter over more nodes.
     #[new]
-    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0))]
+    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -821,7 +825,10 @@ impl RedisBloomFilter {
         local_fpr: f64,
         allow_eviction: bool,
         timeout: f64,
+        cluster: bool,
+        shard_bytes: Option<Unsigned<u64>>,
     ) -> PyResult<Self> {
+        let shard_bytes = shard_bytes.map(|b| b.0);
         let io = std::time::Duration::try_from_secs_f64(timeout)
             .ok()
             .filter(|d| !d.is_zero())
@@ -832,12 +839,18 @@ impl RedisBloomFilter {
             })?;
         let f = py
             .detach(|| {
-                blockbloom_redis::RedisBloomFilter::builder(&url, &name)
+                let mut b = blockbloom_redis::RedisBloomFilter::builder(&url, &name)
                     .capacity(capacity.0)
                     .fpr(fpr)
                     .allow_eviction(allow_eviction)
-                    .timeout(io)
-                    .open_or_create()
+                    .timeout(io);
+                if cluster {
+                    b = b.cluster();
+                }
+                if let Some(bytes) = shard_bytes {
+                    b = b.shard_bytes(bytes);
+                }
+                b.open_or_create()
             })
             .map_err(redis_err)?;
         let local_front = local_front.map(|c| c.0);
@@ -854,6 +867,8 @@ impl RedisBloomFilter {
             local_fpr,
             allow_eviction,
             timeout,
+            cluster,
+            shard_bytes,
         };
         Ok(RedisBloomFilter {
             remote: Mutex::new(remote),
@@ -875,6 +890,8 @@ impl RedisBloomFilter {
             a.local_fpr,
             a.allow_eviction,
             a.timeout,
+            a.cluster,
+            a.shard_bytes,
         )
             .into_pyobject(py)?;
         Ok((py.get_type::<RedisBloomFilter>().into_any(), args))
@@ -926,11 +943,16 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
-    /// Deletes filter `name` (its parameters and shards); whether it existed.
+    /// Deletes filter `name` (its parameters and shards, on every node of a cluster);
+    /// whether it existed.
     #[staticmethod]
-    fn delete(py: Python<'_>, url: String, name: String) -> PyResult<bool> {
-        py.detach(|| blockbloom_redis::RedisBloomFilter::delete(&url, &name))
-            .map_err(redis_err)
+    #[pyo3(signature = (url, name, cluster = false))]
+    fn delete(py: Python<'_>, url: String, name: String, cluster: bool) -> PyResult<bool> {
+        py.detach(|| {
+            let b = blockbloom_redis::RedisBloomFilter::builder(&url, &name);
+            if cluster { b.cluster() } else { b }.delete()
+        })
+        .map_err(redis_err)
     }
 
     /// Waits until `replicas` replicas have acknowledged every write this object sent

@@ -161,3 +161,44 @@ def test_rediss_urls_verify_the_server(tmp_path):
         assert "RedisError" in untrusted.stderr and "certificate" in untrusted.stderr, untrusted.stderr
     finally:
         server.kill()
+
+
+def test_a_redis_cluster(tmp_path):
+    """``cluster=True``: the shards spread over a 3-node Redis Cluster, answers as on one
+    server, the flag travels with a pickled filter, and ``delete`` clears every node."""
+    import pickle
+    import subprocess
+    import time
+
+    from conftest import RedisServer
+
+    from conftest import free_port
+
+    # The bus on a free port of its own: the default, port + 10000, is past 65535 for a
+    # quarter of the ephemeral ports.
+    args = ["--cluster-enabled", "yes", "--cluster-node-timeout", "3000"]
+    nodes = [RedisServer(tmp_path / f"n{i}", args=[*args, "--cluster-port", str(free_port())]) for i in range(3)]
+
+    def cli(node, *args):
+        return subprocess.run(["redis-cli", "-p", str(node.port), *args], check=True, capture_output=True, text=True).stdout
+
+    try:
+        addrs = [f"127.0.0.1:{n.port}" for n in nodes]
+        subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", "0", "--cluster-yes"], check=True, capture_output=True)
+        deadline = time.time() + 30
+        while not all("cluster_state:ok" in cli(n, "CLUSTER", "INFO") for n in nodes):
+            assert time.time() < deadline, "the cluster did not converge"
+            time.sleep(0.1)
+        f = RedisBloomFilter(nodes[0].url, "crawl", 50_000, 0.01, cluster=True, shard_bytes=1024)
+        keys = urls(0, 5000)
+        assert sum(f.insert_if_absent_many(keys)) > 4950
+        assert not any(f.insert_if_absent(k) for k in keys[:100])
+        g = pickle.loads(pickle.dumps(f))
+        assert all(g.contains_many(keys))
+        assert all(int(cli(n, "DBSIZE")) > 0 for n in nodes), "every node holds shards"
+        assert RedisBloomFilter.delete(nodes[2].url, "crawl", cluster=True)
+        assert [int(cli(n, "DBSIZE")) for n in nodes] == [0, 0, 0]
+        assert not RedisBloomFilter.delete(nodes[1].url, "crawl", cluster=True)
+    finally:
+        for n in nodes:
+            n.kill()

@@ -179,6 +179,23 @@ impl RedisBuilder {
         Ok(f)
     }
 
+    /// Deletes the filter of this name (its parameters and every shard; on a cluster, on
+    /// whichever node holds each). Returns whether it existed.
+    pub fn delete(self) -> Result<bool> {
+        let mut f = match self.open() {
+            Ok(f) => f,
+            Err(Error::NotFound(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let mut keys = vec![f.meta_key.clone()];
+        keys.extend((0..f.num_shards()).map(|i| f.shard_key(i)));
+        // One DEL per key: shards may live on different cluster nodes.
+        for k in keys {
+            let _: i64 = f.with_key(&k, |c| redis::cmd("DEL").arg(&k).query(c))?;
+        }
+        Ok(true)
+    }
+
     /// Opens the filter, creating it if absent (atomically: of several processes starting at
     /// once, one creates it and all use its parameters). An existing filter must have been
     /// created with the same capacity and rate, else [`Error::Conflict`]. A parameter hash

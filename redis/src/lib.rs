@@ -197,20 +197,10 @@ impl RedisBloomFilter {
             .open_or_create()
     }
 
-    /// Deletes the filter `name` (its parameters and every shard). Returns whether it existed.
+    /// Deletes the filter `name` (its parameters and every shard) from one server. Returns
+    /// whether it existed. On a cluster: `RedisBloomFilter::builder(url, name).cluster().delete()`.
     pub fn delete(url: &str, name: &str) -> Result<bool> {
-        let mut f = match Self::open(url, name) {
-            Ok(f) => f,
-            Err(Error::NotFound(_)) => return Ok(false),
-            Err(e) => return Err(e),
-        };
-        let mut keys = vec![f.meta_key.clone()];
-        keys.extend((0..f.num_shards()).map(|i| f.shard_key(i)));
-        // One DEL per key: shards may live on different cluster nodes.
-        for k in keys {
-            let _: i64 = f.with_key(&k, |c| redis::cmd("DEL").arg(&k).query(c))?;
-        }
-        Ok(true)
+        Self::builder(url, name).delete()
     }
 
     pub(crate) fn connect(b: &RedisBuilder, meta: Meta) -> Result<Self> {

@@ -514,7 +514,14 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     if let Some(pw) = password {
         args.extend(["--requirepass", pw, "--masterauth", pw]);
     }
-    let nodes: Vec<Server> = (0..3).map(|_| Server::with_args(&args)).collect();
+    // The bus on a free port of its own: the default, port + 10000, is past 65535 for a
+    // quarter of the ephemeral ports.
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| {
+            let bus = common::free_port().to_string();
+            Server::with_args(&[&args[..], &["--cluster-port", &bus]].concat())
+        })
+        .collect();
     let addrs: Vec<String> = nodes
         .iter()
         .map(|s| format!("127.0.0.1:{}", s.port))
@@ -598,4 +605,16 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     if let Ok(mut p) = plain.open() {
         assert!(p.contains_many(&keys).is_err());
     }
+    // Deleted from every node, through any of them.
+    let delete = || {
+        RedisBloomFilter::builder(&nodes[1].url(), "cl")
+            .cluster()
+            .delete()
+    };
+    assert!(delete().unwrap());
+    for s in &nodes {
+        let n: i64 = redis::cmd("DBSIZE").query(&mut s.conn()).unwrap();
+        assert_eq!(n, 0, "node {} still holds {n} keys", s.port);
+    }
+    assert!(!delete().unwrap());
 }
