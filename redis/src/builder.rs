@@ -53,8 +53,8 @@ impl RedisBuilder {
         self
     }
     /// Largest shard in bytes, rounded down to whole blocks (default
-    /// [`DEFAULT_SHARD_BYTES`](crate::DEFAULT_SHARD_BYTES), at most [`MAX_SHARD_BYTES`]). Smaller shards spread a
-    /// filter over more cluster nodes.
+    /// [`DEFAULT_SHARD_BYTES`](crate::DEFAULT_SHARD_BYTES), at most [`MAX_SHARD_BYTES`]).
+    /// Smaller shards spread a filter over more cluster nodes.
     pub fn shard_bytes(mut self, bytes: u64) -> Self {
         self.shard_bytes = bytes;
         self

@@ -126,14 +126,7 @@ fn a_restart_between_calls_is_not_an_error() {
     if !common::available() {
         return;
     }
-    let mut s = Server::with_args(&[
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-    ]);
+    let mut s = Server::persistent(&[]);
     let u = s.url();
     for direct in [true, false] {
         let name = format!("between{direct}");

@@ -432,14 +432,7 @@ fn server_restart_mid_batch() {
     if !common::available() {
         return;
     }
-    let mut s = Server::with_args(&[
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-    ]);
+    let mut s = Server::persistent(&[]);
     let url = s.url();
     RedisBloomFilter::create(&url, "rs", 200_000, 0.01).unwrap();
     let keys = urls(200_000);

@@ -118,13 +118,7 @@ fn a_filter_over_tls_verifies_the_server_and_survives_a_restart() {
     let file = |name: &str| certs.join(name).to_str().unwrap().to_string();
     let tls_port = common::free_port().to_string();
     let (crt, key, ca) = (file("server.crt"), file("server.key"), file("ca.crt"));
-    let mut server = Server::with_args(&[
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
+    let mut server = Server::persistent(&[
         "--tls-port",
         &tls_port,
         "--tls-cert-file",

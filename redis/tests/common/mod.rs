@@ -47,6 +47,20 @@ impl Server {
         Self::with_args(&["--save", "", "--appendonly", "no"])
     }
 
+    /// A server that keeps its data across restarts: an append-only file synced at every
+    /// write, then `extra` arguments.
+    pub fn persistent(extra: &[&str]) -> Server {
+        let aof = [
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ];
+        Self::with_args(&[&aof[..], extra].concat())
+    }
+
     /// A server with `extra` configuration arguments.
     pub fn with_args(extra: &[&str]) -> Server {
         let port = free_port();
