@@ -45,26 +45,15 @@ def medians(rows):
     return [(name, statistics.median(runs[name])) for name, _ in rows]
 
 
-def loop():
-    f = BloomFilter(N, 0.01)
+def loop(stream=keys, capacity=N):
+    f = BloomFilter(capacity, 0.01)
     ins = f.insert_if_absent
-    for k in keys:
+    for k in stream:
         ins(k)
 
 
-def batch():
-    BloomFilter(N, 0.01).insert_if_absent_many(keys)
-
-
-def loop_repeating():
-    f = BloomFilter(N, 0.01)
-    ins = f.insert_if_absent
-    for k in repeating:
-        ins(k)
-
-
-def batch_repeating():
-    BloomFilter(N, 0.01).insert_if_absent_many(repeating)
+def batch(stream=keys, capacity=N):
+    BloomFilter(capacity, 0.01).insert_if_absent_many(stream)
 
 
 halves = (keys[: N // 2], keys[N // 2 :])
@@ -94,25 +83,16 @@ def pyset():
             s.add(k)
 
 
-def big_loop():
-    f = BloomFilter(50_000_000, 0.01)
-    ins = f.insert_if_absent
-    for k in keys:
-        ins(k)
-
-
-def big_batch():
-    BloomFilter(50_000_000, 0.01).insert_if_absent_many(keys)
 
 
 rows = [
     ("blockbloom insert_if_absent, Python loop", loop),
     ("blockbloom insert_if_absent_many (one call)", batch),
     ("blockbloom insert_if_absent_many, 2 threads", threads2),
-    ("… the same number of keys, 50% repeats: loop", loop_repeating),
-    ("… 50% repeats: insert_if_absent_many", batch_repeating),
-    ("… into a filter for 5·10^7 keys (60 MiB, beyond the caches): loop", big_loop),
-    ("… into a filter for 5·10^7 keys: insert_if_absent_many", big_batch),
+    ("… the same number of keys, 50% repeats: loop", lambda: loop(repeating)),
+    ("… 50% repeats: insert_if_absent_many", lambda: batch(repeating)),
+    ("… into a filter for 5·10^7 keys (60 MiB, beyond the caches): loop", lambda: loop(keys, 50_000_000)),
+    ("… into a filter for 5·10^7 keys: insert_if_absent_many", lambda: batch(keys, 50_000_000)),
     ("… into a filter for 5·10^7 keys: insert_if_absent_many, 2 threads", big_threads2),
     ("Python set: in + add", pyset),
 ]

@@ -61,13 +61,13 @@ def redis_url(settings: Any) -> str:
         if value:
             params[param] = value
     user, password, db = params.get("username"), params.get("password"), params.get("db")
+    # `user:password@` of a URL, quoted; empty without a password.
+    auth = "" if password is None else f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@"
     url = params.get("url")
     if url:
         parts = urlsplit(str(url))
         if parts.scheme in ("redis", "rediss"):
-            netloc = parts.netloc
-            if "@" not in netloc and password is not None:
-                netloc = f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@{netloc}"
+            netloc = parts.netloc if "@" in parts.netloc else auth + parts.netloc
             path = parts.path
             if path in ("", "/") and "db=" not in parts.query and db is not None:
                 path = f"/{int(db)}"
@@ -84,9 +84,6 @@ def redis_url(settings: Any) -> str:
     host = str(params["host"])
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"  # an IPv6 address
-    auth = ""
-    if password is not None:
-        auth = f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@"
     scheme = "rediss" if params.get("ssl") else "redis"
     return f"{scheme}://{auth}{host}:{int(params['port'])}/{db}"
 
