@@ -30,3 +30,65 @@ fn a_4_gib_filter_costs_no_resident_memory_until_used() {
     assert!((0..1000u64).all(|i| f.contains(&i)));
     drop(f);
 }
+
+/// The sizes (KiB) of this process's mappings marked `MADV_HUGEPAGE` (`VmFlags` has `hg`).
+#[cfg(target_os = "linux")]
+fn huge_page_advised_kib() -> Vec<u64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
+    let mut sizes = Vec::new();
+    let mut size = 0;
+    for line in smaps.lines() {
+        if let Some(kib) = line.strip_prefix("Size:") {
+            size = kib
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .expect("Size: N kB");
+        } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if flags.split_whitespace().any(|f| f == "hg") {
+                sizes.push(size);
+            }
+        }
+    }
+    sizes
+}
+
+/// `huge_pages(true)` marks the filter's own mapping, and nothing else, `MADV_HUGEPAGE`; the
+/// mark goes with the filter. (Where the kernel has no transparent huge pages the advice is
+/// refused, harmlessly, and there is nothing to see.)
+#[cfg(target_os = "linux")]
+#[test]
+fn huge_pages_are_asked_for_the_filter_s_own_mapping() {
+    use blockbloom::BloomFilter;
+    if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+        return;
+    }
+    let build = |huge| {
+        BloomFilter::builder()
+            .capacity(10_000_000)
+            .seed(4)
+            .huge_pages(huge)
+            .build()
+            .unwrap()
+    };
+    let before = huge_page_advised_kib();
+    let plain = build(false);
+    assert_eq!(huge_page_advised_kib(), before, "asked without huge_pages");
+    let huge = build(true);
+    let mut new = huge_page_advised_kib();
+    for s in &before {
+        let i = new
+            .iter()
+            .position(|n| n == s)
+            .expect("a mapping went away");
+        new.remove(i);
+    }
+    let kib = (huge.memory_bytes() as u64).div_ceil(4096) * 4;
+    assert_eq!(new, [kib], "the filter's {kib} KiB mapping");
+    for i in 0..10_000u64 {
+        assert_eq!(huge.insert_if_absent(&i), plain.insert_if_absent(&i));
+    }
+    drop(huge);
+    assert_eq!(huge_page_advised_kib(), before);
+}

@@ -246,19 +246,21 @@ fn absolute(path: &std::path::Path) -> PyResult<std::path::PathBuf> {
 impl BloomFilter {
     #[new]
     #[pyo3(
-        signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512)),
-        text_signature = "(capacity, fpr=0.01, seed=None, block_bits=512)"
+        signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512), huge_pages = false),
+        text_signature = "(capacity, fpr=0.01, seed=None, block_bits=512, huge_pages=False)"
     )]
     fn new(
         capacity: Unsigned<u64>,
         fpr: f64,
         seed: Option<Unsigned<u128>>,
         block_bits: Unsigned<u32>,
+        huge_pages: bool,
     ) -> PyResult<Self> {
         let mut b = blockbloom::BloomFilter::builder()
             .capacity(capacity.0)
             .fpr(fpr)
-            .block_bits(block_bits.0);
+            .block_bits(block_bits.0)
+            .huge_pages(huge_pages);
         if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
         }

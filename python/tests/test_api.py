@@ -1,5 +1,6 @@
 """The Python API of blockbloom: answers, errors, persistence, pickling, threads."""
 
+import os
 import pickle
 import threading
 
@@ -116,6 +117,41 @@ def test_a_bad_key_leaves_the_filter_untouched():
     assert g.insert_if_absent_many(tuple(good)) == answers
     assert h.insert_if_absent_many(k for k in good) == answers
     assert f.contains_many(good) == [True] * len(good)
+
+
+def huge_page_advised_kib():
+    """The sizes (KiB) of this process's mappings marked MADV_HUGEPAGE (VmFlags `hg`)."""
+    sizes, size = [], None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            if line.startswith("Size:"):
+                size = int(line.split()[1])
+            elif line.startswith("VmFlags:") and "hg" in line.split()[1:]:
+                sizes.append(size)
+    return sizes
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"),
+    reason="transparent huge pages are Linux's, and this kernel has none",
+)
+def test_huge_pages_are_asked_for_the_filter_s_memory():
+    """huge_pages=True marks the filter's own mapping MADV_HUGEPAGE (and only with it);
+    the answers are those of the same filter on 4 KiB pages."""
+    before = huge_page_advised_kib()
+    plain = BloomFilter(10_000_000, 0.01, seed=9)
+    assert huge_page_advised_kib() == before
+    huge = BloomFilter(10_000_000, 0.01, seed=9, huge_pages=True)
+    assert huge.memory_bytes >= 2 << 20
+    new = list(huge_page_advised_kib())
+    for s in before:
+        new.remove(s)
+    assert new == [-(-huge.memory_bytes // 4096) * 4]  # whole 4 KiB pages
+    keys = urls(0, 20_000)
+    assert huge.insert_if_absent_many(keys) == plain.insert_if_absent_many(keys)
+    assert huge.to_bytes() == plain.to_bytes()
+    del huge
+    assert huge_page_advised_kib() == before
 
 
 def test_block_bits(tmp_path):

@@ -26,7 +26,9 @@ class StateLost(RedisError): ...
 
 @final
 class BloomFilter:
-    def __new__(cls, capacity: int, fpr: float = 0.01, seed: Optional[int] = None, block_bits: int = 512) -> BloomFilter: ...
+    def __new__(
+        cls, capacity: int, fpr: float = 0.01, seed: Optional[int] = None, block_bits: int = 512, huge_pages: bool = False
+    ) -> BloomFilter: ...
     @staticmethod
     def open_file(
         path: _StrPath, capacity: Optional[int] = None, fpr: Optional[float] = None, block_bits: Optional[int] = None
