@@ -228,7 +228,28 @@ fn redis_err(e: blockbloom_redis::Error) -> PyErr {
     }
 }
 
-/// A lock-free blocked Bloom filter (`blockbloom::BloomFilter`).
+/// A set of `str` or `bytes` keys in about 1.2 bytes per key at a 1% false-positive rate,
+/// shared by threads without locks: a key inserted is always found; a key never inserted is
+/// found with probability about `fpr` once `capacity` keys are in.
+///
+/// Sized for `capacity` distinct keys at false-positive rate `fpr` (0 < fpr < 1); `seed`,
+/// the hashing key, an int below 2**128 (random if `None`; filters to be merged need the
+/// same one); `block_bits` 512, 256, 128 or 64 (smaller: faster inserts, more bits per
+/// key); `huge_pages` asks Linux for 2 MiB pages (faster beyond the CPU caches). Bad
+/// parameters raise `ValueError`. `BloomFilter.open_file` makes one that processes share.
+///
+/// A `str` is the same key as the `bytes` of its UTF-8, as the Rust `&str` and as a line of
+/// `blockbloom dedup`.
+///
+/// >>> seen = BloomFilter(1_000_000, 0.01)
+/// >>> seen.insert_if_absent("https://example.com/")
+/// True
+/// >>> seen.insert_if_absent(b"https://example.com/")
+/// False
+/// >>> seen.insert_if_absent_many(["https://example.org/", "https://example.com/"])
+/// [True, False]
+/// >>> "https://example.org/" in seen
+/// True
 #[pyclass(frozen, module = "blockbloom")]
 struct BloomFilter {
     inner: blockbloom::BloomFilter,
@@ -302,6 +323,9 @@ impl BloomFilter {
         })
     }
 
+    /// The filter saved at `path` by `save` (or by Rust's `BloomFilter::save`), in memory.
+    /// `OSError` if the file cannot be read; `SnapshotError` if it is not a snapshot, or a
+    /// damaged or truncated one.
     #[staticmethod]
     fn load(path: std::path::PathBuf) -> PyResult<Self> {
         Ok(BloomFilter {
@@ -310,16 +334,22 @@ impl BloomFilter {
         })
     }
 
+    /// Writes a snapshot to `path` atomically: a crash at any moment leaves the previous file
+    /// or the complete new one. Safe while other threads insert. `OSError` on failure (the
+    /// temporary file is removed).
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
         self.inner.save(&path).map_err(err)
     }
 
+    /// The snapshot as `bytes` (what `save` writes; `from_bytes` reads it back).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let mut v = Vec::new();
         self.inner.write_to(&mut v).map_err(err)?;
         Ok(PyBytes::new(py, &v))
     }
 
+    /// The filter of a snapshot made by `to_bytes` or `save`; `SnapshotError` if `data` is
+    /// not one or is damaged.
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Ok(BloomFilter {
@@ -361,14 +391,22 @@ impl BloomFilter {
         self.__copy__()
     }
 
+    /// Inserts `key`; `True` if it was absent (this call added it), `False` if it was
+    /// (probably) present. Of several threads or processes offering the same new key at once,
+    /// exactly one gets `True`. Keys are `str` or `bytes` (anything else: `TypeError`).
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.insert_if_absent(&k))
     }
 
+    /// Inserts `key` (`insert_if_absent` without the answer). Keys are `str` or `bytes`
+    /// (anything else: `TypeError`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         with_key(key, |k| self.inner.insert(&k))
     }
 
+    /// `key in f`: `False` if `key` was certainly never inserted; `True` if it was, or,
+    /// with probability about `target_fpr`, if it was not (a false positive). Keys are
+    /// `str` or `bytes` (anything else: `TypeError`).
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.contains(&k))
     }
@@ -389,6 +427,8 @@ impl BloomFilter {
         answer_list(py, &out)
     }
 
+    /// `[key in f for key in keys]` in one call, with the GIL released while the filter is
+    /// probed. `keys` is any iterable of `str` or `bytes`; a bad key raises `TypeError`.
     fn contains_many<'py>(
         &self,
         py: Python<'py>,
@@ -403,56 +443,73 @@ impl BloomFilter {
         answer_list(py, &out)
     }
 
+    /// Inserts every key of `keys` (any iterable of `str` or `bytes`), like `set.update`;
+    /// a bad key raises `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hs = key_hashes(&self.inner, keys)?;
         py.detach(|| self.inner.insert_hashes(&hs));
         Ok(())
     }
 
+    /// Adds every key of `other`, a filter of the same size, rate, block size and seed
+    /// (`ValueError` otherwise): afterwards `key in self` for every key in either.
     fn union(&self, other: &BloomFilter) -> PyResult<()> {
         self.inner.union(&other.inner).map_err(err)
     }
 
+    /// `self |= other`: `union`.
     fn __ior__(&self, other: &BloomFilter) -> PyResult<()> {
         self.inner.union(&other.inner).map_err(err)
     }
 
+    /// For a file-backed filter: writes its changed pages to the file and waits for the
+    /// disk; every insert that returned before the call then survives a power loss. Does
+    /// nothing for a filter in memory. `OSError` if the write-back fails.
     fn flush(&self) -> PyResult<()> {
         self.inner.flush().map_err(err)
     }
 
+    /// Bits per block: 512 (the default), 256, 128 or 64.
     #[getter]
     fn block_bits(&self) -> u32 {
         self.inner.block_bits()
     }
 
+    /// Bits in the filter (its size in memory is `memory_bytes`).
     #[getter]
     fn num_bits(&self) -> u64 {
         self.inner.num_bits()
     }
+    /// Bits set per key.
     #[getter]
     fn num_hashes(&self) -> u32 {
         self.inner.num_hashes()
     }
+    /// Bytes of memory (or of file) the filter's bits take.
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
     }
+    /// The number of distinct keys the filter was sized for.
     #[getter]
     fn capacity(&self) -> u64 {
         self.inner.capacity()
     }
+    /// The false-positive rate the filter was sized for, reached at `capacity` keys.
     #[getter]
     fn target_fpr(&self) -> f64 {
         self.inner.target_fpr()
     }
+    /// Whether the filter is a file (`open_file`) rather than memory of this process.
     #[getter]
     fn is_file_backed(&self) -> bool {
         self.inner.is_file_backed()
     }
+    /// An estimate of the number of distinct keys inserted, from the number of bits set.
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The false-positive rate now, estimated from the bits set.
     fn estimated_fpr(&self) -> f64 {
         self.inner.estimated_fpr()
     }
@@ -475,7 +532,18 @@ impl BloomFilter {
     }
 }
 
-/// A Bloom filter for an unknown number of keys (`blockbloom::GrowableBloomFilter`).
+/// A Bloom filter for an unknown number of keys: a chain of filters, each larger than the
+/// last, added as they fill, the whole chain below its false-positive rate.
+///
+/// The first filter holds `initial_capacity` keys; bad parameters raise `ValueError`.
+/// `GrowableBloomFilter.open_file` makes one that processes share (and opens a `blockbloom
+/// dedup` state made without `--capacity`).
+///
+/// >>> seen = GrowableBloomFilter(1000, 0.01)
+/// >>> keys = [f"https://example.com/{i}" for i in range(5000)]
+/// >>> seen.update(keys)
+/// >>> all(key in seen for key in keys), seen.num_layers > 1
+/// (True, True)
 #[pyclass(frozen, module = "blockbloom")]
 struct GrowableBloomFilter {
     inner: blockbloom::GrowableBloomFilter,
@@ -556,15 +624,26 @@ impl GrowableBloomFilter {
         }
     }
 
+    /// Inserts `key`; `True` if it was absent (this call added it), `False` if it was
+    /// (probably) present. Of several threads or processes offering the same new key at once,
+    /// exactly one gets `True`. Keys are `str` or `bytes` (anything else: `TypeError`).
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.insert_if_absent(&k))
     }
+    /// Inserts `key` (`insert_if_absent` without the answer). Keys are `str` or `bytes`
+    /// (anything else: `TypeError`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         with_key(key, |k| self.inner.insert(&k))
     }
+    /// `key in f`: `False` if `key` was certainly never inserted; `True` if it was, or,
+    /// with probability about `target_fpr`, if it was not. Keys are `str` or `bytes`
+    /// (anything else: `TypeError`).
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.contains(&k))
     }
+    /// `[f.insert_if_absent(key) for key in keys]` in one call, with the GIL released
+    /// while the filter is probed. Every key is read first: a bad key raises `TypeError` and
+    /// inserts nothing.
     fn insert_if_absent_many(
         &self,
         py: Python<'_>,
@@ -574,36 +653,48 @@ impl GrowableBloomFilter {
         let ks = tuple_keys(&tuple)?;
         Ok(py.detach(|| ks.iter().map(|k| self.inner.insert_if_absent(k)).collect()))
     }
+    /// `[key in f for key in keys]` in one call, with the GIL released while the filter is
+    /// probed.
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
         Ok(py.detach(|| ks.iter().map(|k| self.inner.contains(k)).collect()))
     }
+    /// Inserts every key of `keys` (any iterable of `str` or `bytes`); a bad key raises
+    /// `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
         py.detach(|| ks.iter().for_each(|k| self.inner.insert(k)));
         Ok(())
     }
+    /// For a file-backed filter: writes its changed pages to its files and waits for the
+    /// disk; every insert that returned before the call then survives a power loss. Does
+    /// nothing in memory. `OSError` if the write-back fails.
     fn flush(&self) -> PyResult<()> {
         self.inner.flush().map_err(err)
     }
+    /// How many filters the chain has (a new, larger one is added when the last is full).
     #[getter]
     fn num_layers(&self) -> usize {
         self.inner.num_layers()
     }
+    /// Bytes of memory (or of files) all layers take.
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
     }
+    /// The false-positive rate the whole chain stays below.
     #[getter]
     fn target_fpr(&self) -> f64 {
         self.inner.target_fpr()
     }
+    /// The capacity of the first layer (each next one is larger).
     #[getter]
     fn initial_capacity(&self) -> u64 {
         self.inner.initial_capacity()
     }
+    /// Whether the filter is files (`open_file`) rather than memory of this process.
     #[getter]
     fn is_file_backed(&self) -> bool {
         self.inner.is_file_backed()
@@ -615,9 +706,11 @@ impl GrowableBloomFilter {
     fn growth_failed(&self) -> bool {
         self.inner.growth_failed()
     }
+    /// An estimate of the number of distinct keys inserted, summed over the layers.
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The false-positive rate now, estimated from the bits set in every layer.
     fn estimated_fpr(&self) -> f64 {
         self.inner.estimated_fpr()
     }
@@ -631,7 +724,16 @@ impl GrowableBloomFilter {
     }
 }
 
-/// A counting Bloom filter: keys can be removed (`blockbloom::CountingBloomFilter`).
+/// A Bloom filter whose keys can be removed: 4-bit counters instead of bits, four to five
+/// times the memory of a `BloomFilter` at the same rate.
+///
+/// Sized for `capacity` keys at false-positive rate `fpr`; bad parameters raise
+/// `ValueError`.
+///
+/// >>> f = CountingBloomFilter(1000, 0.01)
+/// >>> f.add("https://example.com/")
+/// >>> f.remove("https://example.com/"), "https://example.com/" in f
+/// (True, False)
 #[pyclass(frozen, module = "blockbloom")]
 struct CountingBloomFilter {
     inner: blockbloom::CountingBloomFilter,
@@ -650,9 +752,13 @@ impl CountingBloomFilter {
         .map_err(err)?;
         Ok(CountingBloomFilter { inner })
     }
+    /// Inserts `key` if it is absent; `True` if this call inserted it. Keys are `str` or
+    /// `bytes` (anything else: `TypeError`).
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.insert_if_absent(&k))
     }
+    /// Inserts `key` once more (its counters go up by one; `remove` takes one insertion
+    /// back). Keys are `str` or `bytes` (anything else: `TypeError`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         with_key(key, |k| self.inner.insert(&k))
     }
@@ -660,24 +766,33 @@ impl CountingBloomFilter {
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.remove(&k))
     }
+    /// `key in f`: `False` if `key` is certainly not in the filter; `True` if it is, or,
+    /// with probability about `target_fpr`, if it is not. Keys are `str` or `bytes`
+    /// (anything else: `TypeError`).
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.contains(&k))
     }
+    /// An upper bound on how many times `key` is present (inserts minus removes): the
+    /// smallest of its counters, 0 if it is absent, 15 meaning "15 or more".
     fn estimated_count(&self, key: &Bound<'_, PyAny>) -> PyResult<u8> {
         with_key(key, |k| self.inner.estimated_count(&k))
     }
+    /// The number of distinct keys the filter was sized for.
     #[getter]
     fn capacity(&self) -> u64 {
         self.inner.capacity()
     }
+    /// The false-positive rate the filter was sized for, reached at `capacity` keys.
     #[getter]
     fn target_fpr(&self) -> f64 {
         self.inner.target_fpr()
     }
+    /// Bytes of memory the counters take.
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
     }
+    /// An estimate of the number of distinct keys present, from the counters in use.
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
@@ -691,7 +806,14 @@ impl CountingBloomFilter {
     }
 }
 
-/// A lock-free set of integers in `0..universe` (`blockbloom::AtomicBitSet`).
+/// A lock-free set of the integers in `range(universe)`, one bit each (exact, no false
+/// positives): for ids that are already small integers.
+///
+/// A number outside `range(universe)` given to `insert` or `remove` raises `ValueError`.
+///
+/// >>> s = AtomicBitSet(1000)
+/// >>> s.insert(7), s.insert(7), 7 in s, len(s)
+/// (True, False, True, 1)
 #[pyclass(frozen, module = "blockbloom")]
 struct AtomicBitSet {
     inner: blockbloom::AtomicBitSet,
@@ -718,12 +840,16 @@ impl AtomicBitSet {
             inner: blockbloom::AtomicBitSet::new(universe.0).map_err(err)?,
         })
     }
+    /// The set saved at `path` by `save`. `OSError` if the file cannot be read;
+    /// `SnapshotError` if it is not a saved set or is damaged.
     #[staticmethod]
     fn load(path: std::path::PathBuf) -> PyResult<Self> {
         Ok(AtomicBitSet {
             inner: blockbloom::AtomicBitSet::load(&path).map_err(err)?,
         })
     }
+    /// Writes the set to `path` atomically (the previous file or the complete new one,
+    /// whatever happens). `OSError` on failure.
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
         self.inner.save(&path).map_err(err)
     }
@@ -741,13 +867,16 @@ impl AtomicBitSet {
         i.extract::<u64>()
             .is_ok_and(|i| i < self.inner.universe() && self.inner.contains(i))
     }
+    /// How many integers are in the set.
     fn __len__(&self) -> usize {
         self.inner.len() as usize
     }
+    /// The integers in the set, in increasing order.
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let v: Vec<u64> = self.inner.iter().collect();
         Ok(PyList::new(py, v)?.try_iter()?.into_any().unbind())
     }
+    /// The size of the universe: the set holds integers in `range(universe)`.
     #[getter]
     fn universe(&self) -> u64 {
         self.inner.universe()
@@ -759,6 +888,7 @@ impl AtomicBitSet {
             self.inner.len()
         )
     }
+    /// Bytes of memory the set takes (one bit per integer of the universe).
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
@@ -772,11 +902,28 @@ enum Remote {
     Front(blockbloom_redis::LocalFront),
 }
 
-/// A Bloom filter in Redis shared by many processes (`blockbloom_redis`), on the Rust
-/// Redis client. One connection per object, so threads sharing an object take turns (give
-/// each thread its own to overlap round trips). A process forked after the connection was
-/// opened opens its own on its first call; pickled, the object is its constructor's
-/// arguments (unpickling connects again).
+/// A Bloom filter in Redis shared by many processes, on the Rust Redis client (no redis-py
+/// needed): of all the processes offering the same new key, exactly one gets `True`.
+///
+/// Opens filter `name` at `url` (`redis://`, `rediss://` for TLS, `redis+unix://`),
+/// creating it for `capacity` keys at rate `fpr` if it does not exist (an existing one with
+/// another capacity or rate is a `RedisError`). `local_front` (a capacity): an in-process
+/// filter at rate `local_fpr` answers this process's own repeats without a round trip.
+/// `allow_eviction`: accept a server whose `maxmemory-policy` may evict the filter's keys
+/// (refused otherwise; an evicted shard is then `StateLost`). `timeout`: seconds to
+/// connect, and to wait for each reply, before a call fails with `RedisError`. `cluster`:
+/// `url` is a node of a Redis Cluster, over whose nodes the shards are spread;
+/// `shard_bytes` (default 64 MiB) makes more, smaller shards. `ValueError` for bad
+/// parameters, `RedisError` if the server cannot be reached or refuses.
+///
+/// One connection per object, so threads sharing an object take turns (give each thread its
+/// own to overlap round trips). A process forked after the connection was opened opens its
+/// own on its first call; pickled, the object is its constructor's arguments (unpickling
+/// connects again).
+///
+/// >>> seen = RedisBloomFilter("redis://127.0.0.1/", "crawl:seen", 10_000_000)  # doctest: +SKIP
+/// >>> seen.insert_if_absent("https://example.com/")  # doctest: +SKIP
+/// True
 #[pyclass(frozen, module = "blockbloom")]
 struct RedisBloomFilter {
     /// Locked with the GIL released (the holder may be waiting on Redis without the GIL).
@@ -808,12 +955,7 @@ impl RedisBloomFilter {
 
 #[pymethods]
 impl RedisBloomFilter {
-    /// Opens filter `name` at `url`, creating it for `capacity` keys at rate `fpr` if it
-    /// does not exist. With `local_front` (a capacity), an in-process filter answers this
-    /// process's repeats without a round trip. `timeout`: seconds to connect, and to wait
-    /// for each reply, before a call fails with `RedisError`. `cluster`: `url` is a node of
-    /// a Redis Cluster, over whose nodes the shards are spread; `shard_bytes` (default 64
-    /// MiB) makes more, smaller shards to spread a filter over more nodes.
+    // The parameters are documented on the class, which is where Python shows them.
     #[new]
     #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None))]
     #[allow(clippy::too_many_arguments)]
@@ -899,6 +1041,10 @@ impl RedisBloomFilter {
         Ok((py.get_type::<RedisBloomFilter>().into_any(), args))
     }
 
+    /// Inserts `key` in the shared filter; `True` if it was absent. Of every process
+    /// offering the same new key at once, exactly one gets `True`. `RedisError` if Redis
+    /// cannot answer (`StateLost` if the filter's state was lost: re-send the key). Keys
+    /// are `str` or `bytes` (anything else: `TypeError`).
     fn insert_if_absent(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
@@ -910,6 +1056,10 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
+    /// `insert_if_absent` for every key of `keys`, in one round trip (a server-side call per
+    /// shard the batch touches, pipelined). Every key is read first: a bad key raises
+    /// `TypeError` and nothing is sent. After a `RedisError` the batch may or may not have
+    /// been applied; `StateLost`: the filter's state was lost, re-send the batch.
     fn insert_if_absent_many(
         &self,
         py: Python<'_>,
@@ -924,6 +1074,9 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
+    /// `key in f`, asked of Redis (or answered by the local front for this process's own
+    /// keys). `RedisError` if Redis cannot answer. Keys are `str` or `bytes` (anything
+    /// else: `TypeError`).
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
@@ -935,6 +1088,7 @@ impl RedisBloomFilter {
         .map_err(redis_err)
     }
 
+    /// `[key in f for key in keys]`, in one round trip.
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
