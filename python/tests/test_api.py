@@ -383,6 +383,14 @@ def test_docstrings_and_their_examples():
     ]
     assert undocumented == []
     assert all(len(c.__doc__) > 200 for c in classes)
+    try:
+        import blockbloom.scrapy as dupefilters
+    except ImportError:  # Scrapy is optional
+        pass
+    else:
+        for c in (dupefilters.BloomDupeFilter, dupefilters.RedisBloomDupeFilter):
+            for name in ("from_crawler", "request_seen", "close"):
+                assert getattr(c, name).__doc__, f"{c.__name__}.{name}"
     result = doctest.testmod(blockbloom)
     assert result.failed == 0 and result.attempted >= 15, result
 

@@ -141,6 +141,10 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "BloomDupeFilter":
+        """The filter Scrapy makes from its settings: ``BLOCKBLOOM_CAPACITY`` (the first
+        layer's capacity) and ``BLOCKBLOOM_FPR`` (default 1e-5), ``DUPEFILTER_DEBUG``, and
+        with ``JOBDIR`` a state file in the job directory (an existing one keeps its own
+        capacity and rate)."""
         from scrapy.utils.job import job_dir
 
         s = crawler.settings
@@ -154,6 +158,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         )
 
     def request_seen(self, request: Any) -> bool:
+        """Whether a request with this fingerprint was seen before (in this crawl, or in
+        the runs before it with the same ``JOBDIR``); records it if not."""
         new = self.seen.insert_if_absent(self.fingerprinter.fingerprint(request))
         if new and not self._growth_warned and self.seen.growth_failed:
             self._growth_warned = True
@@ -166,6 +172,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         return not new
 
     def close(self, reason: str) -> None:
+        """Writes a ``JOBDIR`` state to disk (``flush``); a state file is kept whatever
+        the reason, so the next run with that ``JOBDIR`` resumes it."""
         self.seen.flush()
 
 
@@ -202,6 +210,10 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler: Any, spider_name: Optional[str] = None) -> "RedisBloomDupeFilter":
+        """The filter for the crawler's spider (or ``spider_name``) on the Redis server
+        scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
+        with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
+        ``BLOCKBLOOM_REDIS_TIMEOUT`` and ``DUPEFILTER_DEBUG``."""
         s = crawler.settings
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
@@ -285,4 +297,5 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         RedisBloomFilter.delete(self.url, self.key)
 
     def close(self, reason: str = "") -> None:
-        pass
+        """Nothing to do: every answer is already in Redis (scrapy-redis' scheduler calls
+        ``clear`` itself when ``SCHEDULER_PERSIST`` is false)."""
