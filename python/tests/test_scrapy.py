@@ -1,6 +1,6 @@
 """Real Scrapy crawls of Python's HTML docs (Debian's python3-doc), served on loopback:
-the blockbloom dupefilters against Scrapy's default, with JOBDIR pause/resume and a
-SIGKILL, and two scrapy-redis crawler processes sharing one filter in Redis."""
+the blockbloom dupefilters against Scrapy's default, with JOBDIR pause/resume (a page
+count, SIGINT, SIGTERM) and a SIGKILL, and two scrapy-redis crawler processes sharing one filter in Redis."""
 
 import json
 import os
@@ -78,6 +78,29 @@ def test_jobdir_pause_and_resume(site, tmp_path):
     print(f"\nJOBDIR: {len(first)} + {len(second)} pages")
     assert all(n == 1 for n in runs.values()), "a page fetched twice across the runs"
     assert len(runs) > 500, "the resumed crawl did not finish the site"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_jobdir_paused_by_a_signal_and_resumed(site, tmp_path, sig):
+    """Scrapy's own way to pause a JOBDIR crawl: Ctrl-C (or SIGTERM) once, which stops it
+    gracefully (the dupefilter is closed, the pending requests saved), then the same
+    command again. Across the two runs every page is fetched once, and all of them."""
+    job = tmp_path / "job"
+    proc, fetched = crawl(site, tmp_path, "paused", {**BLOOM, "JOBDIR": str(job)}, wait=False)
+    deadline = time.time() + 300
+    while not (fetched.exists() and len(fetched.read_text().splitlines()) >= 150):
+        assert proc.poll() is None and time.time() < deadline, "the crawl ended early"
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=120) == 0
+    paused = fetched.read_text().splitlines()
+    assert len(paused) < 500, "the signal did not stop the crawl"
+    resumed, stats, _ = crawl(site, tmp_path, "resumed", {**BLOOM, "JOBDIR": str(job)})
+    runs = Counter(paused + resumed)
+    print(f"\n{sig.name}: {len(paused)} pages, then {len(resumed)} after resuming")
+    assert all(n == 1 for n in runs.values()), "a page fetched twice across the runs"
+    assert len(runs) > 500, "the resumed crawl did not finish the site"
+    assert stats.get("dupefilter/filtered", 0) >= 1
 
 
 def test_jobdir_resume_after_sigkill(site, tmp_path):
