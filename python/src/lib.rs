@@ -462,6 +462,41 @@ impl BloomFilter {
         self.inner.union(&other.inner).map_err(err)
     }
 
+    /// `self | other`: a new filter in memory with the keys of both (`ValueError` if they
+    /// differ in size, rate, block size or seed).
+    fn __or__(&self, other: &BloomFilter) -> PyResult<Self> {
+        let out = self.__copy__()?;
+        out.inner.union(&other.inner).map_err(err)?;
+        Ok(out)
+    }
+
+    /// Keeps only the bits set in both filters (`other` of the same size, rate, block size
+    /// and seed, else `ValueError`): afterwards the filter holds every key both held, with
+    /// more false positives than a filter of the common keys alone. It clears bits, so a
+    /// key inserted meanwhile by another thread or process may be lost: call it when no one
+    /// else uses the filter.
+    fn intersect(&self, other: &BloomFilter) -> PyResult<()> {
+        self.inner.intersect(&other.inner).map_err(err)
+    }
+
+    /// `self &= other`: `intersect`.
+    fn __iand__(&self, other: &BloomFilter) -> PyResult<()> {
+        self.inner.intersect(&other.inner).map_err(err)
+    }
+
+    /// `self & other`: a new filter in memory, `intersect`ed.
+    fn __and__(&self, other: &BloomFilter) -> PyResult<Self> {
+        let out = self.__copy__()?;
+        out.inner.intersect(&other.inner).map_err(err)?;
+        Ok(out)
+    }
+
+    /// Removes every key (a file-backed filter's file too). Like `intersect`, call it when
+    /// no other thread or process uses the filter.
+    fn clear(&self) {
+        self.inner.clear()
+    }
+
     /// For a file-backed filter: writes its changed pages to the file and waits for the
     /// disk; every insert that returned before the call then survives a power loss. Does
     /// nothing for a filter in memory. `OSError` if the write-back fails.
@@ -473,6 +508,14 @@ impl BloomFilter {
     #[getter]
     fn block_bits(&self) -> u32 {
         self.inner.block_bits()
+    }
+
+    /// The hashing key, an int below 2**128: `BloomFilter(capacity, fpr, seed=f.seed)`
+    /// makes a filter that `union` and `intersect` accept. Keep it private if keys may come
+    /// from an adversary: with it, one can craft keys that look already inserted.
+    #[getter]
+    fn seed(&self) -> u128 {
+        self.inner.seed()
     }
 
     /// Bits in the filter (its size in memory is `memory_bytes`).

@@ -233,6 +233,39 @@ def test_save_load_pickle_union(tmp_path):
     assert all(k in f for k in urls(0, 2000))
 
 
+def test_set_operations_seed_and_clear(tmp_path):
+    """|, &, |=, &=, intersect and clear, as on a Python set; seed makes a filter they
+    accept; an incompatible filter is a ValueError and changes nothing."""
+    a = BloomFilter(10_000, 0.01)
+    b = BloomFilter(10_000, 0.01, seed=a.seed)
+    assert 0 <= a.seed < 2**128 and b.seed == a.seed
+    a.update(urls(0, 2000))
+    b.update(urls(1000, 3000))
+    before = a.to_bytes()
+    both, common = a | b, a & b
+    assert a.to_bytes() == before  # | and & make new filters
+    assert all(k in both for k in urls(0, 3000))
+    assert all(k in common for k in urls(1000, 2000))
+    assert sum(k in common for k in urls(0, 1000)) < 50  # only false positives
+    c = BloomFilter.open_file(tmp_path / "c.bloom", 10_000, 0.01)
+    with pytest.raises(ValueError):
+        a.intersect(c)  # another seed
+    with pytest.raises(ValueError):
+        a | BloomFilter(20_000, 0.01, seed=a.seed)
+    with pytest.raises(TypeError):
+        a | {"https://example.com/"}
+    assert a.to_bytes() == before
+    a &= b
+    assert a.to_bytes() == common.to_bytes()
+    a.intersect(b)
+    assert a.to_bytes() == common.to_bytes()
+    c.update(urls(0, 100))
+    c.clear()
+    c.flush()
+    assert not any(k in BloomFilter.open_file(tmp_path / "c.bloom") for k in urls(0, 100))
+    assert c.estimated_len() == 0
+
+
 def test_file_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         BloomFilter.load(tmp_path / "missing.bloom")
@@ -432,7 +465,8 @@ def test_defaults_are_the_signatures():
     ]:
         params = inspect.signature(cls).parameters
         for name, p in params.items():
-            if p.default is not inspect.Parameter.empty and hasattr(made, name):
+            # (seed=None: a random seed, which the filter's seed then shows.)
+            if p.default not in (inspect.Parameter.empty, None) and hasattr(made, name):
                 assert getattr(made, name) == p.default, (cls.__name__, name)
     assert "fpr" in inspect.signature(BloomFilter).parameters
     assert BloomFilter(1000).block_bits == 512 and BloomFilter(1000).target_fpr == 0.01
