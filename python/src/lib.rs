@@ -994,6 +994,51 @@ impl RedisBloomFilter {
     fn lock(&self) -> std::sync::MutexGuard<'_, Remote> {
         self.remote.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Connects as `args` say (`open` finishes the builder: open or create, or export),
+    /// with the GIL released, and puts the local front in front if asked.
+    fn connect(
+        py: Python<'_>,
+        args: RedisArgs,
+        open: impl FnOnce(
+                blockbloom_redis::RedisBuilder,
+            ) -> blockbloom_redis::Result<blockbloom_redis::RedisBloomFilter>
+            + Send,
+    ) -> PyResult<Self> {
+        let timeout = args.timeout;
+        let io = std::time::Duration::try_from_secs_f64(timeout)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "timeout must be a number of seconds > 0, not {timeout}"
+                ))
+            })?;
+        let f = py
+            .detach(|| {
+                let mut b = blockbloom_redis::RedisBloomFilter::builder(&args.url, &args.name)
+                    .capacity(args.capacity)
+                    .fpr(args.fpr)
+                    .allow_eviction(args.allow_eviction)
+                    .timeout(io);
+                if args.cluster {
+                    b = b.cluster();
+                }
+                if let Some(bytes) = args.shard_bytes {
+                    b = b.shard_bytes(bytes);
+                }
+                open(b)
+            })
+            .map_err(redis_err)?;
+        let remote = match args.local_front {
+            Some(c) => Remote::Front(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
+            None => Remote::Direct(f),
+        };
+        Ok(RedisBloomFilter {
+            remote: Mutex::new(remote),
+            args,
+        })
+    }
 }
 
 #[pymethods]
@@ -1015,52 +1060,74 @@ impl RedisBloomFilter {
         cluster: bool,
         shard_bytes: Option<Unsigned<u64>>,
     ) -> PyResult<Self> {
-        let shard_bytes = shard_bytes.map(|b| b.0);
-        let io = std::time::Duration::try_from_secs_f64(timeout)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "timeout must be a number of seconds > 0, not {timeout}"
-                ))
-            })?;
-        let f = py
-            .detach(|| {
-                let mut b = blockbloom_redis::RedisBloomFilter::builder(&url, &name)
-                    .capacity(capacity.0)
-                    .fpr(fpr)
-                    .allow_eviction(allow_eviction)
-                    .timeout(io);
-                if cluster {
-                    b = b.cluster();
-                }
-                if let Some(bytes) = shard_bytes {
-                    b = b.shard_bytes(bytes);
-                }
-                b.open_or_create()
-            })
-            .map_err(redis_err)?;
-        let local_front = local_front.map(|c| c.0);
-        let remote = match local_front {
-            Some(c) => Remote::Front(f.with_local_front(c, local_fpr).map_err(redis_err)?),
-            None => Remote::Direct(f),
-        };
         let args = RedisArgs {
             url,
             name,
             capacity: capacity.0,
             fpr,
-            local_front,
+            local_front: local_front.map(|c| c.0),
             local_fpr,
             allow_eviction,
             timeout,
             cluster,
-            shard_bytes,
+            shard_bytes: shard_bytes.map(|b| b.0),
         };
-        Ok(RedisBloomFilter {
-            remote: Mutex::new(remote),
-            args,
+        RedisBloomFilter::connect(py, args, |b| b.open_or_create())
+    }
+
+    /// A filter in Redis with the parameters and seed of `local` (a `BloomFilter` with
+    /// 512-bit blocks), created if absent, with `local`'s keys added: the way back from a
+    /// `to_local()` backup, or to share a filter built alone. An existing filter `name`
+    /// must have the same parameters and seed (`RedisError` otherwise); its keys stay.
+    #[staticmethod]
+    #[pyo3(signature = (url, name, local, timeout = 5.0, cluster = false, shard_bytes = None))]
+    fn export(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        local: &BloomFilter,
+        timeout: f64,
+        cluster: bool,
+        shard_bytes: Option<Unsigned<u64>>,
+    ) -> PyResult<Self> {
+        let args = RedisArgs {
+            url,
+            name,
+            capacity: local.inner.capacity(),
+            fpr: local.inner.target_fpr(),
+            local_front: None,
+            local_fpr: 0.001,
+            allow_eviction: false,
+            timeout,
+            cluster,
+            shard_bytes: shard_bytes.map(|b| b.0),
+        };
+        RedisBloomFilter::connect(py, args, |b| b.export(&local.inner))
+    }
+
+    /// A copy of the filter as it is now, in memory, with its parameters and seed: `save`
+    /// it for a backup, `RedisBloomFilter.export` it back. `StateLost` if a shard was lost
+    /// (the copy would miss its keys; the filter is re-armed, and copying again gives what
+    /// it holds now).
+    fn to_local(&self, py: Python<'_>) -> PyResult<BloomFilter> {
+        let inner = py
+            .detach(|| match &mut *self.lock() {
+                Remote::Direct(f) => f.to_local(),
+                Remote::Front(f) => f.remote().to_local(),
+            })
+            .map_err(redis_err)?;
+        Ok(BloomFilter { inner, path: None })
+    }
+
+    /// Adds the keys of `local`, a `BloomFilter` with this filter's parameters and seed (a
+    /// `to_local()` copy, or one made with them): each shard one atomic `BITOP OR`, so
+    /// merging filters built apart. `RedisError` if the parameters or seed differ.
+    fn union_from(&self, py: Python<'_>, local: &BloomFilter) -> PyResult<()> {
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.union_from(&local.inner),
+            Remote::Front(f) => f.remote().union_from(&local.inner),
         })
+        .map_err(redis_err)
     }
 
     fn __reduce__<'py>(

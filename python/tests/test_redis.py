@@ -81,6 +81,48 @@ def test_a_server_down_is_a_connection_error_until_it_is_back(redis_server):
     assert f.insert_if_absent("b")
 
 
+def test_backup_with_to_local_and_restore_with_export(tmp_path):
+    """An operator's backup of the shared filter: to_local() and save; the server restarted
+    empty (no persistence); the saved copy exported back, every key answered as before.
+    A copy of a filter that lost a shard is StateLost, not a copy with a gap; a worker's
+    filter made with the seed merges in with union_from, one with another seed does not."""
+    import subprocess
+
+    from blockbloom import BloomFilter, StateLost
+
+    from conftest import RedisServer
+
+    server = RedisServer(tmp_path / "redis")
+    try:
+        f = RedisBloomFilter(server.url, "crawl", 50_000, 0.01, shard_bytes=4096)
+        keys = urls(0, 20_000)
+        f.insert_if_absent_many(keys)
+        backup = f.to_local()
+        assert isinstance(backup, BloomFilter) and all(backup.contains_many(keys))
+        backup.save(tmp_path / "backup.bloom")
+        server.restart()  # empty: nothing persisted
+        saved = BloomFilter.load(tmp_path / "backup.bloom")
+        restored = RedisBloomFilter.export(server.url, "crawl", saved, shard_bytes=4096)  # as f
+        assert not any(restored.insert_if_absent_many(keys))
+        with pytest.raises(StateLost):  # f learns of the loss once...
+            f.insert_if_absent_many(keys)
+        assert not any(f.insert_if_absent_many(keys))  # ...and then sees the restored keys
+        subprocess.run(["redis-cli", "-u", server.url, "DEL", "{crawl.2}.bits"], check=True, capture_output=True)
+        with pytest.raises(StateLost):
+            f.to_local()
+        assert sum(f.to_local().contains_many(keys)) < len(keys)  # the shard's keys are gone
+        worker = BloomFilter(50_000, 0.01, seed=backup.seed)
+        worker.update(urls(50_000, 51_000))
+        f.union_from(worker)
+        assert all(f.contains_many(urls(50_000, 51_000)))
+        with pytest.raises(RedisError):
+            f.union_from(BloomFilter(50_000, 0.01))  # another seed
+        with pytest.raises(RedisError):
+            RedisBloomFilter.export(server.url, "small", BloomFilter(50_000, 0.01, block_bits=64))
+    finally:
+        server.kill()
+
+
 def test_wait_for_replicas(tmp_path):
     from conftest import RedisServer
 

@@ -196,6 +196,32 @@ impl RedisBuilder {
         Ok(true)
     }
 
+    /// [`RedisBloomFilter::export`] with this builder's options (a cluster, a timeout, a
+    /// shard size): opens the filter with `local`'s capacity, rate and seed, creating it if
+    /// absent (as [`open_or_create`](Self::open_or_create)), and ORs `local`'s bits into it
+    /// ([`RedisBloomFilter::union_from`]).
+    ///
+    /// # Errors
+    /// As `open_or_create` and `union_from`: [`Error::Conflict`] if an existing filter
+    /// has other parameters or another seed, or `local` another block size than 512.
+    pub fn export(self, local: &blockbloom::BloomFilter) -> Result<RedisBloomFilter> {
+        if local.block_bits() != 512 {
+            // Refused before anything is created in Redis.
+            return Err(Error::Conflict {
+                field: "block_bits",
+                stored: "512".into(),
+                requested: local.block_bits().to_string(),
+            });
+        }
+        let mut f = self
+            .capacity(local.capacity())
+            .fpr(local.target_fpr())
+            .seed(local.seed())
+            .open_or_create()?;
+        f.union_from(local)?;
+        Ok(f)
+    }
+
     /// Opens the filter, creating it if absent (atomically: of several processes starting at
     /// once, one creates it and all use its parameters). An existing filter must have been
     /// created with the same capacity and rate, else [`Error::Conflict`]. A parameter hash

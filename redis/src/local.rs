@@ -2,21 +2,33 @@
 
 use blockbloom::BloomFilter;
 
-use crate::meta::SHARD_HEADER_BYTES;
+use crate::meta::{Meta, SHARD_HEADER_BYTES};
 use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
 
 impl RedisBloomFilter {
     /// Copies the filter into a local [`BloomFilter`] with the same parameters and seed, so
     /// that it answers exactly as this one did at the time of the copy (shard by shard, each
     /// read atomically).
+    ///
+    /// # Errors
+    /// [`Error::StateLost`] if a shard was lost (evicted, deleted, a restart without
+    /// persistence) or the filter was re-armed after a loss: the copy would miss that
+    /// shard's keys. The filter is re-armed, as after any `StateLost`; copying again gives
+    /// what it holds now. Connection and protocol errors as elsewhere.
     pub fn to_local(&mut self) -> Result<BloomFilter> {
         let local = self.local_twin()?;
         for s in 0..self.num_shards() {
             let key = self.shard_key(s);
             let mut bytes: Vec<u8> =
                 self.with_key(&key, |c| redis::cmd("GET").arg(&key).query(c))?;
-            // The shard's header, then its blocks.
-            bytes.drain(..bytes.len().min(SHARD_HEADER_BYTES as usize));
+            // The shard's header, then its blocks. A header that is missing or not this
+            // incarnation's: the shard's bits are not (all) the filter's.
+            let ours = Meta::from_header(&bytes)?
+                .is_some_and(|h| h.incarnation == self.incarnation && h.meta == self.meta);
+            if !ours {
+                return Err(self.recover(&key));
+            }
+            bytes.drain(..SHARD_HEADER_BYTES as usize);
             let first = (s * self.meta.shard_blocks) as usize;
             let len = self.shard_len(s) as usize * BLOCK_BYTES as usize;
             if bytes.len() > len {
@@ -60,9 +72,12 @@ impl RedisBloomFilter {
     /// atomic `BITOP OR`): the union of node-local filters into the shared one.
     ///
     /// # Errors
-    /// [`Error::Conflict`] if the local filter's blocks, hashes or seed differ.
+    /// [`Error::Conflict`] if the local filter's blocks, block size, hashes or seed differ.
     pub fn union_from(&mut self, local: &BloomFilter) -> Result<()> {
         for (field, a, b) in [
+            // Redis filters have 512-bit blocks; a filter of smaller blocks with as many
+            // lines would put its keys' bits elsewhere.
+            ("block_bits", 512, local.block_bits() as u64),
             ("blocks", self.meta.blocks, local.num_blocks() as u64),
             ("hashes", self.meta.hashes as u64, local.num_hashes() as u64),
         ] {
@@ -120,14 +135,9 @@ impl RedisBloomFilter {
 
     /// Creates filter `name` in Redis from a local filter (its parameters and seed) and
     /// copies its bits, or ORs them into an existing filter with the same parameters.
+    /// ([`RedisBuilder::export`](crate::RedisBuilder::export) takes the builder's options.)
     pub fn export(url: &str, name: &str, local: &BloomFilter) -> Result<Self> {
-        let mut f = Self::builder(url, name)
-            .capacity(local.capacity())
-            .fpr(local.target_fpr())
-            .seed(local.seed())
-            .open_or_create()?;
-        f.union_from(local)?;
-        Ok(f)
+        Self::builder(url, name).export(local)
     }
 
     /// Bytes the shards occupy in Redis (the sum of their string lengths; Redis adds a few

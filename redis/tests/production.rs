@@ -695,3 +695,40 @@ fn a_unix_socket_url_reaches_the_same_filter() {
     drop(server);
     let _ = std::fs::remove_file(&socket);
 }
+
+/// A copy taken for a backup (`to_local`) of a filter that lost a shard (evicted, deleted,
+/// a restart without persistence) is `StateLost`, not a copy with a silent gap where the
+/// shard's keys were; after it, as after any `StateLost`, the filter works again.
+#[test]
+fn a_copy_of_a_filter_that_lost_a_shard_is_state_lost() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let mut f = RedisBloomFilter::builder(&s.url(), "backup")
+        .capacity(50_000)
+        .fpr(0.01)
+        .shard_bytes(4096)
+        .open_or_create()
+        .unwrap();
+    assert!(f.num_shards() > 4);
+    let keys = urls(0..20_000);
+    f.insert_if_absent_many(&keys).unwrap();
+    let copy = f.to_local().unwrap();
+    assert!(keys.iter().all(|k| copy.contains(k)));
+    for lost in ["{backup.0}.bits", "{backup.3}.bits"] {
+        let _: () = redis::cmd("DEL").arg(lost).query(&mut s.conn()).unwrap();
+        match f.to_local() {
+            Err(Error::StateLost { shard, .. }) => assert_eq!(shard, lost),
+            Ok(c) => panic!(
+                "a copy without {lost}: {} of {} keys missing",
+                keys.iter().filter(|k| !c.contains(*k)).count(),
+                keys.len()
+            ),
+            Err(e) => panic!("{e}"),
+        }
+        let again = f.to_local().unwrap();
+        assert!(keys.iter().filter(|k| again.contains(*k)).count() < keys.len());
+        assert!(f.insert_if_absent("a new key").is_ok());
+    }
+}

@@ -192,6 +192,33 @@ fn export_union_and_import() {
         r.union_from(&node(6)),
         Err(Error::Conflict { field: "seed", .. })
     ));
+    // Nor one of smaller blocks (its bits lie elsewhere in a line), and exporting one
+    // creates nothing.
+    let small = BloomFilter::builder()
+        .capacity(20_000)
+        .fpr(0.001)
+        .seed(5)
+        .block_bits(64)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        r.union_from(&small),
+        Err(Error::Conflict {
+            field: "block_bits",
+            ..
+        })
+    ));
+    assert!(matches!(
+        RedisBloomFilter::export(&s.url(), "small", &small),
+        Err(Error::Conflict {
+            field: "block_bits",
+            ..
+        })
+    ));
+    assert!(matches!(
+        RedisBloomFilter::open(&s.url(), "small"),
+        Err(Error::NotFound(_))
+    ));
 }
 
 /// Helper run as a child process by `two_processes_race_over_the_same_urls`.
