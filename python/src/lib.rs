@@ -956,8 +956,9 @@ enum Remote {
 /// (refused otherwise; an evicted shard is then `StateLost`). `timeout`: seconds to
 /// connect, and to wait for each reply, before a call fails with `RedisError`. `cluster`:
 /// `url` is a node of a Redis Cluster, over whose nodes the shards are spread;
-/// `shard_bytes` (default 64 MiB) makes more, smaller shards. `ValueError` for bad
-/// parameters, `RedisError` if the server cannot be reached or refuses.
+/// `shard_bytes` (default 64 MiB) makes a new filter of more, smaller shards; an existing
+/// one keeps its own (naming another is a `RedisError`). `ValueError` for bad parameters,
+/// `RedisError` if the server cannot be reached or refuses.
 ///
 /// One connection per object, so threads sharing an object take turns (give each thread its
 /// own to overlap round trips). A process forked after the connection was opened opens its

@@ -6,7 +6,7 @@ use blockbloom::math;
 
 use crate::meta::{self, Meta, Stored, SHARD_HEADER_BYTES};
 use crate::server::{meta_reply, Call, Op};
-use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, MAX_SHARD_BYTES};
+use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
 
 /// Options for creating or opening a [`RedisBloomFilter`]; made by
 /// [`RedisBloomFilter::builder`].
@@ -18,7 +18,8 @@ pub struct RedisBuilder {
     pub(crate) capacity: Option<u64>,
     pub(crate) fpr: f64,
     pub(crate) seed: Option<u128>,
-    pub(crate) shard_bytes: u64,
+    /// `None`: the default for a new filter, the stored size for an existing one.
+    pub(crate) shard_bytes: Option<u64>,
     pub(crate) timeout: Duration,
     pub(crate) functions: bool,
     pub(crate) cluster: bool,
@@ -54,9 +55,11 @@ impl RedisBuilder {
     }
     /// Largest shard in bytes, rounded down to whole blocks (default
     /// [`DEFAULT_SHARD_BYTES`](crate::DEFAULT_SHARD_BYTES), at most [`MAX_SHARD_BYTES`]).
-    /// Smaller shards spread a filter over more cluster nodes.
+    /// Smaller shards spread a filter over more cluster nodes. The creator's choice: a
+    /// process that opens an existing filter without naming a size uses the stored one,
+    /// and naming another is an [`Error::Conflict`].
     pub fn shard_bytes(mut self, bytes: u64) -> Self {
-        self.shard_bytes = bytes;
+        self.shard_bytes = Some(bytes);
         self
     }
     /// Connect, read and write timeout (default 5 s).
@@ -108,8 +111,9 @@ impl RedisBuilder {
         // Exactly the local builder's sizing, so `to_local` / `export` line up block for block.
         let sizing = math::size_filter(capacity, self.fpr, None, None)?;
         let (blocks, k) = (sizing.blocks, sizing.hashes);
-        if !(2 * BLOCK_BYTES..=MAX_SHARD_BYTES).contains(&self.shard_bytes) {
-            return Err(Error::InvalidShardSize(self.shard_bytes));
+        let shard_bytes = self.shard_bytes.unwrap_or(DEFAULT_SHARD_BYTES);
+        if !(2 * BLOCK_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
+            return Err(Error::InvalidShardSize(shard_bytes));
         }
         Ok(Meta {
             seed: seed.or(self.seed).unwrap_or_else(blockbloom::random_seed),
@@ -118,9 +122,19 @@ impl RedisBuilder {
             capacity,
             fpr: self.fpr,
             // One block of each shard is its header.
-            shard_blocks: (self.shard_bytes / BLOCK_BYTES - SHARD_HEADER_BYTES / BLOCK_BYTES)
+            shard_blocks: (shard_bytes / BLOCK_BYTES - SHARD_HEADER_BYTES / BLOCK_BYTES)
                 .min(blocks),
         })
+    }
+
+    /// What was asked of a filter found `stored`: `proposed`, with the stored shard size
+    /// where none was named (the creator's choice, see [`shard_bytes`](Self::shard_bytes)).
+    fn asked(&self, proposed: &Meta, stored: &Meta) -> Meta {
+        let mut asked = proposed.clone();
+        if self.shard_bytes.is_none() {
+            asked.shard_blocks = stored.shard_blocks;
+        }
+        asked
     }
 
     /// Connects, checks the eviction policy.
@@ -236,15 +250,18 @@ impl RedisBuilder {
                 Some(stored) => stored,
                 None => {
                     let stored = f.create_meta(&meta)?;
-                    if !stored.meta.same_shape(&meta) {
-                        return Err(meta.conflict(&stored.meta));
+                    let asked = self.asked(&meta, &stored.meta);
+                    if !stored.meta.same_shape(&asked) {
+                        return Err(asked.conflict(&stored.meta));
                     }
+                    // (Created by another process first: `create_meta` adopted it.)
                     return Ok(f);
                 }
             },
         };
-        if !stored.meta.same_shape(&meta) {
-            return Err(meta.conflict(&stored.meta));
+        let asked = self.asked(&meta, &stored.meta);
+        if !stored.meta.same_shape(&asked) {
+            return Err(asked.conflict(&stored.meta));
         }
         if f.read_meta()?.is_none() {
             f.restore_meta(stored)?;

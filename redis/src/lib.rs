@@ -167,7 +167,7 @@ impl RedisBloomFilter {
             capacity: None,
             fpr: 0.01,
             seed: None,
-            shard_bytes: DEFAULT_SHARD_BYTES,
+            shard_bytes: None,
             timeout: Duration::from_secs(5),
             functions: true,
             cluster: false,

@@ -96,6 +96,46 @@ fn create_open_conflicts_and_delete() {
     ));
 }
 
+/// The shard size is the creator's choice: a process that opens the filter without naming
+/// one (a Scrapy dupefilter, a worker) uses the stored one; one that names another is
+/// refused. (Exporting a backup into the filter is such an open.)
+#[test]
+fn a_shard_size_not_asked_for_is_the_stored_one() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let u = s.url();
+    let sized = |bytes| {
+        RedisBloomFilter::builder(&u, "sharded")
+            .capacity(50_000)
+            .fpr(0.01)
+            .shard_bytes(bytes)
+    };
+    let mut a = sized(4096).open_or_create().unwrap();
+    assert!(a.num_shards() > 4);
+    let keys = urls(5_000);
+    a.insert_if_absent_many(&keys).unwrap();
+    let mut b = RedisBloomFilter::open_or_create(&u, "sharded", 50_000, 0.01).unwrap();
+    assert_eq!(b.num_shards(), a.num_shards());
+    assert!(b.contains_many(&keys).unwrap().iter().all(|&x| x));
+    let backup = a.to_local().unwrap();
+    let mut c = RedisBloomFilter::export(&u, "sharded", &backup).unwrap();
+    assert_eq!(c.num_shards(), a.num_shards());
+    assert!(c.contains_many(&keys).unwrap().iter().all(|&x| x));
+    assert!(matches!(
+        sized(8192).open_or_create(),
+        Err(Error::Conflict {
+            field: "shard_blocks",
+            ..
+        })
+    ));
+    assert_eq!(
+        sized(4096).open_or_create().unwrap().num_shards(),
+        a.num_shards()
+    );
+}
+
 /// Same seed, same parameters: the Redis filter answers exactly as a local filter, key for
 /// key, and its bits are the local filter's bits (so export/import/union are plain copies
 /// and ORs). With tiny shards, so that batches cross many shards.
