@@ -108,49 +108,41 @@ impl Block {
     /// carry the proof that two racing calls with the same positions cannot both return
     /// `true`.
     ///
-    /// 1. One Acquire load per position: which bits are missing. None: `false`, no write.
-    /// 2. `t` = the highest missing position. `fetch_or` (AcqRel) every other missing bit,
-    ///    one by one, then `t` alone.
+    /// 1. One Acquire load per position: `t` = the highest missing position. None: `false`,
+    ///    no write.
+    /// 2. `fetch_or` (AcqRel) every position but `t`, one by one, then `t` alone.
     /// 3. `true` iff that last `fetch_or` flipped `t`.
     ///
-    /// Bit by bit, the key's eight-word mask is never built and the words are loaded once:
-    /// on a new key this took a third off the call (83 against 54 ns on the AMD machine
-    /// here, `examples/per_call.rs`), although it spends one locked operation per missing
-    /// bit where a word-wise claim spends one per word. The proof never groups bits by word.
+    /// Step 2 ORs in every position, present or not, with no branch on which: the only
+    /// value that steers it is `t`, and the position equal to `t` is ORed as a zero mask
+    /// (a locked no-op) rather than skipped. A branch per position, or a loop over the
+    /// missing ones, mispredicts on most new keys, and on x86 a locked instruction waits
+    /// for every earlier branch to resolve — which waits for the cache miss: on the AMD
+    /// machine here that took a new key from 34 to 47 ns (`examples/per_call.rs`), more than
+    /// the two or three extra locked operations on a line already held cost. ORing a bit
+    /// already set changes no value, so the proof (which orders only `t` after the other
+    /// bits) is unchanged. The key's eight-word mask is never built.
     #[inline(always)]
-    pub(crate) fn claim_bits(&self, bits: impl Iterator<Item = u32>) -> bool {
-        let mut pos = [0u32; crate::hash::MAX_HASHES as usize];
-        let mut n = 0;
-        let mut missing = 0u32; // bit i set <=> position i was seen clear
+    pub(crate) fn claim_bits(&self, bits: impl Iterator<Item = u32> + Clone) -> bool {
         let mut top = 0u32; // the highest missing position + 1; 0: none
-        for p in bits {
-            pos[n] = p;
+        for p in bits.clone() {
             // Acquire: pairs with the AcqRel fetch_or of whoever set a bit we see, so that
             // everything that thread did before is visible to us: the synchronisation step
             // of the proof.
             let set = ((self.0[(p >> 6) as usize].load(Acquire) >> (p & 63)) & 1) as u32;
-            missing |= (set ^ 1) << n;
             top = top.max((p + 1) & set.wrapping_sub(1));
-            n += 1;
         }
-        if missing == 0 {
+        if top == 0 {
             return false;
         }
         let t = top - 1;
-        // The missing positions other than t (two salts may give t twice: setting it early
-        // would make this call lose to itself). Walking their set bits costs one loop-exit
-        // misprediction instead of one per position.
-        let mut rest = 0u32;
-        for (i, &p) in pos[..n].iter().enumerate() {
-            rest |= (missing >> i & 1 & (p != t) as u32) << i;
-        }
-        while rest != 0 {
-            let p = pos[rest.trailing_zeros() as usize];
-            rest &= rest - 1;
-            // AcqRel: Release publishes our earlier writes to whoever later reads this word;
-            // Acquire orders us after whoever set bits here before us. Result unused: one
-            // `lock or` on x86.
-            self.0[(p >> 6) as usize].fetch_or(1 << (p & 63), AcqRel);
+        for p in bits {
+            // Every position but t (two salts may give t twice: setting it early would make
+            // this call lose to itself). AcqRel: Release publishes our earlier writes to
+            // whoever later reads this word; Acquire orders us after whoever set bits here
+            // before us. Result unused: one `lock or` on x86.
+            let bit = ((p != t) as u64) << (p & 63);
+            self.0[(p >> 6) as usize].fetch_or(bit, AcqRel);
         }
         // The deciding operation: a single-bit fetch_or whose result is tested for that bit
         // compiles to `lock bts` on x86.
@@ -285,18 +277,18 @@ fn claim_words<const N: usize>(words: &[AtomicU64; N], mask: [u64; N]) -> bool {
     }
     let top = (31 - nonzero.leading_zeros()) as usize;
     let top_bit = 1u64 << (63 - missing[top].leading_zeros());
-    // Every missing bit but the deciding one: the lower words, then the rest of the top
-    // word, in ascending order. Walking the set bits of a word mask costs one loop-exit
-    // misprediction instead of one per word.
-    missing[top] &= !top_bit;
-    let mut rest = nonzero & !(1 << top) | ((missing[top] != 0) as u32) << top;
-    while rest != 0 {
-        let w = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
+    // Every missing bit but the deciding one, a `fetch_or` on every word of the block —
+    // zero masks included (a locked no-op) — so that no branch depends on which words
+    // miss bits: as in `claim_bits`, a mispredicted branch before a locked operation waits
+    // out the cache miss.
+    for (w, (word, m)) in words.iter().zip(missing).enumerate() {
         // AcqRel: Release publishes our earlier writes to whoever later reads this word;
         // Acquire orders us after whoever set bits here before us. Result unused, so on
         // x86 this is one `lock or`.
-        words[w].fetch_or(missing[w], AcqRel);
+        word.fetch_or(
+            m & !(top_bit & 0u64.wrapping_sub((w == top) as u64)),
+            AcqRel,
+        );
     }
     // The deciding operation, AcqRel for the same reasons. A single-bit fetch_or whose
     // result is tested for that bit compiles to `lock bts` on x86 (a multi-bit one whose

@@ -67,9 +67,10 @@ pub struct KeyHash(u64);
 ///    one of its bits during the race). A crawler that fetches a URL only on `true` fetches
 ///    it at most once. See [`insert_if_absent`](Self::insert_if_absent) for the protocol and
 ///    the proof; the `loom-tests` crate model-checks it.
-/// 4. **Wait-free.** No mutex, spin or compare-exchange loop: `contains` is at most eight
-///    loads, `insert_if_absent` eight loads plus at most eight `fetch_or`s (with 64-bit
-///    blocks, one load and one compare-exchange, or two `fetch_or`s if another thread
+/// 4. **Wait-free.** No mutex, spin or compare-exchange loop: `contains` is at most `k`
+///    loads (`k` = [`num_hashes`](Self::num_hashes)), `insert_if_absent` `k` loads plus, for
+///    a new key, `k + 1` `fetch_or`s in a 512-bit block (one per word plus one in a smaller
+///    block; with 64-bit blocks, one compare-exchange, or two `fetch_or`s if another thread
 ///    changed the word meanwhile), and a key already present writes nothing (its cache line
 ///    stays shared between cores).
 ///
@@ -270,7 +271,8 @@ impl BloomFilter {
     ///    without writing.
     /// 2. Let `t` be the *highest-positioned* missing bit (highest word, then highest bit).
     ///    `fetch_or` (AcqRel) every other missing bit — one by one in a 512-bit block, word
-    ///    by word in a smaller one, in any order — then `t` alone.
+    ///    by word in a smaller one, in any order, bits already set ORed in too (no-ops) —
+    ///    then `t` alone.
     /// 3. Return `true` iff that last `fetch_or` flipped `t` from 0 to 1.
     ///
     /// *Claim:* two calls with the same key cannot both return `true`.

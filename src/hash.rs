@@ -170,7 +170,10 @@ pub(crate) fn block_index(h: u64, nblocks: u64) -> usize {
 /// `LOG2_SLOTS` bits of `h · SALT[i]`. The one formula for where a key's bits (512 per
 /// block: `LOG2_SLOTS = 9`) or counters (128 per block: 7) lie.
 #[inline(always)]
-pub(crate) fn positions<const LOG2_SLOTS: u32>(h: u64, k: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn positions<const LOG2_SLOTS: u32>(
+    h: u64,
+    k: u32,
+) -> impl Iterator<Item = u32> + Clone {
     SALTS[..k as usize]
         .iter()
         .map(move |salt| (h.wrapping_mul(*salt) >> (64 - LOG2_SLOTS)) as u32)
@@ -179,7 +182,7 @@ pub(crate) fn positions<const LOG2_SLOTS: u32>(h: u64, k: u32) -> impl Iterator<
 /// The `k` slot positions of hash `h` among `2^log2_slots` slots, the width known only at
 /// run time: the formula of [`positions`] (the same positions for the same width).
 #[inline(always)]
-pub(crate) fn positions_in(h: u64, k: u32, log2_slots: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn positions_in(h: u64, k: u32, log2_slots: u32) -> impl Iterator<Item = u32> + Clone {
     let shift = 64 - log2_slots;
     SALTS[..k as usize]
         .iter()

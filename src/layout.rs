@@ -221,7 +221,7 @@ impl Layout {
 
     /// [`bits`](Self::bits) for 512-bit blocks.
     #[inline(always)]
-    pub(crate) fn bits_512(&self, h: u64) -> impl Iterator<Item = u32> {
+    pub(crate) fn bits_512(&self, h: u64) -> impl Iterator<Item = u32> + Clone {
         positions::<9>(h, self.k)
     }
 
