@@ -84,20 +84,20 @@ impl Block {
     }
 
     /// [`or_missing`](Self::or_missing) given the key's bit positions (0..512): one load
-    /// per position, then one `fetch_or` (Relaxed) per missing bit — no eight-word mask
-    /// built, as in [`claim_bits`](Self::claim_bits). A key already present writes nothing.
+    /// per position; if any is clear, one `fetch_or` (Relaxed) per position, set or not, with
+    /// no branch on which (a mispredicted branch before a locked operation waits out the
+    /// cache miss: see [`claim_bits`](Self::claim_bits)). No eight-word mask is built. A key
+    /// already present writes nothing.
     #[inline(always)]
-    pub(crate) fn or_missing_bits(&self, bits: impl Iterator<Item = u32>) {
-        let mut pos = [0u32; crate::hash::MAX_HASHES as usize];
-        let mut missing = 0u32; // bit i set <=> position i was seen clear
-        for (i, p) in bits.enumerate() {
-            pos[i] = p;
-            let set = ((self.0[(p >> 6) as usize].load(Relaxed) >> (p & 63)) & 1) as u32;
-            missing |= (set ^ 1) << i;
+    pub(crate) fn or_missing_bits(&self, bits: impl Iterator<Item = u32> + Clone) {
+        let mut missing = 0u64; // nonzero <=> some position was seen clear
+        for p in bits.clone() {
+            missing |= !self.0[(p >> 6) as usize].load(Relaxed) >> (p & 63) & 1;
         }
-        while missing != 0 {
-            let p = pos[missing.trailing_zeros() as usize];
-            missing &= missing - 1;
+        if missing == 0 {
+            return;
+        }
+        for p in bits {
             self.0[(p >> 6) as usize].fetch_or(1 << (p & 63), Relaxed);
         }
     }

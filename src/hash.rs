@@ -198,17 +198,7 @@ pub(crate) fn bit_positions(h: u64, k: u32) -> impl Iterator<Item = u32> {
 /// The eight words of the 512-bit block mask of hash `h` with `k` bits.
 #[cfg(test)]
 pub(crate) fn block_mask(h: u64, k: u32) -> [u64; 8] {
-    line_mask(bit_positions(h, k))
-}
-
-/// The eight words of a 512-bit line's mask with a bit set at each of `bits` (0..512).
-#[inline(always)]
-pub(crate) fn line_mask(bits: impl Iterator<Item = u32>) -> [u64; 8] {
-    let mut mask = [0u64; 8];
-    for bit in bits {
-        mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
-    }
-    mask
+    crate::simd::line_mask(bit_positions(h, k))
 }
 
 /// 128 random bits for a new filter's hashing key: std's per-process random hashing keys

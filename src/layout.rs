@@ -7,7 +7,8 @@ use core::hash::Hash;
 
 use crate::block::WORDS;
 use crate::error::Error;
-use crate::hash::{block_index, line_mask, positions, positions_in, KeyHasher, MAX_HASHES};
+use crate::hash::{block_index, positions, positions_in, KeyHasher, MAX_HASHES};
+use crate::simd::line_mask;
 
 /// Where a key lives in a filter: its block and the bits it sets there.
 ///

@@ -11,6 +11,7 @@ mod storage;
 
 mod hash;
 mod layout;
+mod simd;
 
 mod bitset;
 mod builder;
