@@ -134,8 +134,8 @@ fn speed(r: &mut Report) {
              Which to pick: 512-bit blocks (the default) take the least memory for a rate — what \
              matters for 10^9 URLs, where the filter is far beyond the caches and memory is the \
              cost; 64-bit blocks take 20–55% more memory (the accuracy table) for one or two \
-             locked writes per new key instead of one per missing bit (\"The price of \
-             atomicity\" counts them) — worth it for a hot, in-cache \
+             locked writes per new key instead of k + 1 (\"The price of atomicity\" counts \
+             them) — worth it for a hot, in-cache \
              dedup where the call's cost is the point.\n\n",
             fmt_n(sizes[0]),
             fast[0] / d[0],
