@@ -182,7 +182,7 @@ pub(crate) fn positions<const LOG2_SLOTS: u32>(
 /// The `k` slot positions of hash `h` among `2^log2_slots` slots, the width known only at
 /// run time: the formula of [`positions`] (the same positions for the same width).
 #[inline(always)]
-pub(crate) fn positions_in(h: u64, k: u32, log2_slots: u32) -> impl Iterator<Item = u32> + Clone {
+pub(crate) fn positions_in(h: u64, k: u32, log2_slots: u32) -> impl Iterator<Item = u32> {
     let shift = 64 - log2_slots;
     SALTS[..k as usize]
         .iter()
