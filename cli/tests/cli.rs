@@ -814,6 +814,7 @@ fn block_bits_are_taken_recorded_and_checked() {
     );
     assert_eq!(other.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&other.stderr).contains("block size"));
+    std::fs::remove_dir_all(&dir).unwrap();
 
     let calc = bin()
         .args(["calc", "--capacity", "1e8", "--block-bits", "64"])
