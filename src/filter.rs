@@ -20,7 +20,7 @@ pub const PREFETCH_DISTANCE: usize = 16;
 /// A key's keyed hash in a filter, from [`BloomFilter::key_hash`]: valid in every filter
 /// with the same seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KeyHash(u64);
+pub struct KeyHash(pub(crate) u64);
 
 /// A lock-free, cache-line-blocked Bloom filter, shared by reference between threads.
 ///

@@ -122,3 +122,41 @@ fn bad_parameters_are_errors() {
         ));
     }
 }
+
+#[test]
+fn hashed_keys_answer_like_their_keys_across_growth() {
+    let build = || {
+        GrowableBloomFilter::builder()
+            .initial_capacity(1000)
+            .seed(7)
+            .build()
+            .unwrap()
+    };
+    let (by_key, by_hash) = (build(), build());
+    let f = blockbloom::BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .build()
+        .unwrap();
+    // 20,000 keys, each offered twice: the chain grows to several layers meanwhile.
+    for i in (0..20_000u64).chain(0..20_000) {
+        let key = url(i);
+        let h = by_hash.key_hash(&key);
+        assert_eq!(h, f.key_hash(&key), "a key hash depends only on the seed");
+        assert_eq!(
+            by_key.insert_if_absent(&key),
+            by_hash.insert_if_absent_hash(h),
+            "{i}"
+        );
+    }
+    assert!(by_hash.num_layers() > 3, "{}", by_hash.num_layers());
+    assert_eq!(by_key.num_layers(), by_hash.num_layers());
+    for i in 0..40_000u64 {
+        let key = url(i);
+        assert_eq!(
+            by_key.contains(&key),
+            by_hash.contains_hash(by_hash.key_hash(&key))
+        );
+        assert!(i >= 20_000 || by_hash.contains_hash(by_hash.key_hash(&key)));
+    }
+}

@@ -5,7 +5,8 @@
 Prints a markdown table of keys per second: a Python loop of insert_if_absent, the batch
 call, 2 threads of batches (N distinct URLs; then both calls on a stream of N/2 URLs twice
 each, shuffled; into a filter beyond the caches; batches of 10,000 in a loop from 1 and 2
-threads into a filter in use), `set` (`in` + `add`), rbloom (`in` + `add`; its built-in hash, and a
+threads into a filter in use), the same loop and batch for `GrowableBloomFilter`, `set`
+(`in` + `add`), rbloom (`in` + `add`; its built-in hash, and a
 persistable sha256 hash), and bytes per key. Every measurement runs REPS times
 (default 5), round-robin with the others so that a noisy neighbour slows all of them alike,
 and the table gives the median; the ratios the goals are stated in follow it."""
@@ -17,7 +18,7 @@ import sys
 import threading
 import time
 
-from blockbloom import BloomFilter
+from blockbloom import BloomFilter, GrowableBloomFilter
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 REPS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -104,6 +105,17 @@ def steady_batches(threads, capacity=50_000_000):
     return time.perf_counter() - t
 
 
+def growable_loop():
+    f = GrowableBloomFilter(N, 0.01)
+    ins = f.insert_if_absent
+    for k in keys:
+        ins(k)
+
+
+def growable_batch():
+    GrowableBloomFilter(N, 0.01).insert_if_absent_many(keys)
+
+
 def pyset():
     s = set()
     for k in keys:
@@ -126,6 +138,8 @@ rows = [
     ("… batches of 10,000 in a loop, into a filter for N keys in use: 2 threads", lambda: steady_batches(2, N)),
     ("… batches of 10,000 in a loop, into a filter for 5·10^7 keys in use: 1 thread", lambda: steady_batches(1)),
     ("… batches of 10,000 in a loop, into a filter for 5·10^7 keys in use: 2 threads", lambda: steady_batches(2)),
+    ("GrowableBloomFilter insert_if_absent, Python loop", growable_loop),
+    ("GrowableBloomFilter insert_if_absent_many (one call)", growable_batch),
     ("Python set: in + add", pyset),
 ]
 try:
@@ -169,6 +183,8 @@ big_threads = r["… into a filter for 5·10^7 keys: insert_if_absent_many, 2 th
 print(f"2 threads / 1 thread, one call each into a new filter beyond the caches: {big_threads:.2f}")
 steady_threads = r["… batches of 10,000 in a loop, into a filter for 5·10^7 keys in use: 2 threads"] / r["… batches of 10,000 in a loop, into a filter for 5·10^7 keys in use: 1 thread"]
 print(f"2 threads / 1 thread, batches of 10,000 into a filter in use beyond the caches: {steady_threads:.2f} (goal >= 1.7)")
+grow = r["GrowableBloomFilter insert_if_absent_many (one call)"] / r["GrowableBloomFilter insert_if_absent, Python loop"]
+print(f"GrowableBloomFilter batch / loop: {grow:.2f}")
 big = r["… into a filter for 5·10^7 keys: insert_if_absent_many"] / r["… into a filter for 5·10^7 keys (60 MiB, beyond the caches): loop"]
 print(f"batch / loop beyond the caches: {big:.2f}")
 if rb is not None:

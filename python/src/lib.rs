@@ -120,9 +120,12 @@ fn tuple_keys<'a>(tuple: &'a Bound<'_, PyTuple>) -> PyResult<Vec<Key<'a>>> {
 /// reference — and hashed at once, while its bytes are in cache. The batch then probes the
 /// filter with the GIL released, so another Python thread's batch hashes meanwhile. Every
 /// key is read before any is inserted: a bad key (`TypeError`) leaves the filter untouched.
-fn key_hashes(f: &blockbloom::BloomFilter, keys: &Bound<'_, PyAny>) -> PyResult<Vec<KeyHash>> {
+fn key_hashes(
+    keys: &Bound<'_, PyAny>,
+    key_hash: impl Fn(&Key<'_>) -> KeyHash,
+) -> PyResult<Vec<KeyHash>> {
     let py = keys.py();
-    let hash = |item: &Bound<'_, PyAny>| with_key(item, |k| f.key_hash(&k));
+    let hash = |item: &Bound<'_, PyAny>| with_key(item, |k| key_hash(&k));
     if let Ok(list) = keys.cast::<PyList>() {
         let len = list.len();
         let mut out = Vec::with_capacity(len);
@@ -418,7 +421,7 @@ impl BloomFilter {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let hs = key_hashes(&self.inner, keys)?;
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
         let out = py.detach(|| {
             let mut out = vec![false; hs.len()];
             self.inner.insert_if_absent_hashes(&hs, &mut out);
@@ -438,7 +441,7 @@ impl BloomFilter {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let hs = key_hashes(&self.inner, keys)?;
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
         let out = py.detach(|| {
             let mut out = vec![false; hs.len()];
             self.inner.contains_hashes(&hs, &mut out);
@@ -454,7 +457,7 @@ impl BloomFilter {
     /// Inserts every key of `keys` (any iterable of `str` or `bytes`), like `set.update`;
     /// a bad key raises `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let hs = key_hashes(&self.inner, keys)?;
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
         py.detach(|| self.inner.insert_hashes(&hs));
         Ok(())
     }
@@ -692,31 +695,41 @@ impl GrowableBloomFilter {
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.contains(&k))
     }
-    /// `[f.insert_if_absent(key) for key in keys]` in one call, with the GIL released
-    /// while the filter is probed. Every key is read first: a bad key raises `TypeError` and
-    /// inserts nothing.
-    fn insert_if_absent_many(
+    /// `[f.insert_if_absent(key) for key in keys]` in one call: the keys are read and hashed
+    /// with the GIL held (a bad key raises `TypeError` before any is inserted), the filter is
+    /// probed with it released.
+    fn insert_if_absent_many<'py>(
         &self,
-        py: Python<'_>,
-        keys: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<bool>> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
-        Ok(py.detach(|| ks.iter().map(|k| self.inner.insert_if_absent(k)).collect()))
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
+        let out: Vec<bool> =
+            py.detach(|| hs.iter().map(|&h| self.inner.insert_if_absent_hash(h)).collect());
+        drop(hs); // the list of answers reuses its memory (see BloomFilter's batches)
+        answer_list(py, &out)
     }
     /// `[key in f for key in keys]` in one call, with the GIL released while the filter is
-    /// probed.
-    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
-        Ok(py.detach(|| ks.iter().map(|k| self.inner.contains(k)).collect()))
+    /// probed. `keys` is any iterable of `str` or `bytes`; a bad key raises `TypeError`.
+    fn contains_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
+        let out: Vec<bool> = py.detach(|| hs.iter().map(|&h| self.inner.contains_hash(h)).collect());
+        drop(hs);
+        answer_list(py, &out)
     }
     /// Inserts every key of `keys` (any iterable of `str` or `bytes`); a bad key raises
     /// `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let tuple = key_tuple(keys)?;
-        let ks = tuple_keys(&tuple)?;
-        py.detach(|| ks.iter().for_each(|k| self.inner.insert(k)));
+        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
+        py.detach(|| {
+            for &h in &hs {
+                self.inner.insert_if_absent_hash(h);
+            }
+        });
         Ok(())
     }
     /// For a file-backed filter: writes its changed pages to its files and waits for the

@@ -92,6 +92,27 @@ def test_batches_answer_like_one_call_at_a_time():
     assert c.to_bytes() == a.to_bytes()
 
 
+def test_growable_batches_answer_like_one_call_at_a_time_across_growth():
+    keys = urls(0, 20_000) + urls(0, 5_000) + [b"bytes-key", "bytes-key"]
+    a, b = GrowableBloomFilter(1000, 0.01, seed=7), GrowableBloomFilter(1000, 0.01, seed=7)
+    assert a.insert_if_absent_many(keys) == [b.insert_if_absent(k) for k in keys]
+    assert a.num_layers == b.num_layers > 3
+    mixed = urls(10**6, 10**6 + 300) + keys
+    assert a.contains_many(mixed) == [k in b for k in mixed]
+    assert a.contains_many(tuple(keys)) == [True] * len(keys)
+    c = GrowableBloomFilter(1000, 0.01, seed=7)
+    c.update(k for k in keys)  # any iterable
+    assert c.contains_many(keys) == [True] * len(keys) and c.num_layers == a.num_layers
+    # A bad key anywhere raises before any key is inserted.
+    d = GrowableBloomFilter(1000, 0.01, seed=7)
+    for bad in (keys + [42], tuple(keys) + (None,), keys + ["\ud800"]):
+        with pytest.raises((TypeError, UnicodeEncodeError)):
+            d.insert_if_absent_many(bad)
+        with pytest.raises((TypeError, UnicodeEncodeError)):
+            d.update(bad)
+    assert d.estimated_len() == 0 and d.num_layers == 1 and not any(d.contains_many(keys))
+
+
 def test_a_bad_key_leaves_the_filter_untouched():
     """Every key of a batch is read before any is inserted: a bad key anywhere (here far
     past the first thousands) raises and inserts nothing, so no answer is lost."""

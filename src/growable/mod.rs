@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::hash::{random_seed, KeyHasher};
 use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
-use crate::BloomFilter;
+use crate::{BloomFilter, KeyHash};
 
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod file;
@@ -267,9 +267,36 @@ impl GrowableBloomFilter {
             .expect("installed layers are never removed")
     }
 
+    /// The keyed hash of `key` (as [`BloomFilter::key_hash`]): every layer hashes a key
+    /// alike, so a caller can hash keys where they are cheap to read and probe the filter
+    /// later with [`insert_if_absent_hash`](Self::insert_if_absent_hash) and
+    /// [`contains_hash`](Self::contains_hash), e.g. a Python binding that must read its keys
+    /// while holding the interpreter lock but can probe without it. It depends only on the
+    /// seed: the same value as [`BloomFilter::key_hash`] in a filter with the same
+    /// [`seed`](Self::seed), and in a filter with another seed the hash of some other key.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let g = GrowableBloomFilter::new(1000, 0.01)?;
+    /// let hs: Vec<_> = ["a", "b", "a"].iter().map(|k| g.key_hash(k)).collect();
+    /// let fresh: Vec<bool> = hs.iter().map(|&h| g.insert_if_absent_hash(h)).collect();
+    /// assert_eq!(fresh, [true, true, false]);
+    /// assert!(g.contains("b") && g.contains_hash(hs[1]));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
+        KeyHash(self.hasher.hash(key))
+    }
+
     /// Whether `key` may have been inserted (checks every layer, newest first).
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        let h = self.hasher.hash(key);
+        self.contains_hash(self.key_hash(key))
+    }
+
+    /// [`contains`](Self::contains) for a key hashed by [`key_hash`](Self::key_hash).
+    pub fn contains_hash(&self, h: KeyHash) -> bool {
+        let h = h.0;
         (0..=self.newest())
             .rev()
             .any(|i| self.layer(i).filter.contains_hash(h))
@@ -310,7 +337,13 @@ impl GrowableBloomFilter {
     /// The price: one SeqCst fence per new key, and one more per call once there are two
     /// layers or more (an `mfence` on x86; the benchmark report measures it).
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        let h = self.hasher.hash(key);
+        self.insert_if_absent_hash(self.key_hash(key))
+    }
+
+    /// [`insert_if_absent`](Self::insert_if_absent) for a key hashed by
+    /// [`key_hash`](Self::key_hash): the same answer, the same protocol.
+    pub fn insert_if_absent_hash(&self, h: KeyHash) -> bool {
+        let h = h.0;
         let mut from = 0;
         loop {
             let top = self.newest();
