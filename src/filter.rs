@@ -441,7 +441,7 @@ impl BloomFilter {
 
     /// Prefetches the block of hash `h` (with write intent for the inserting operations).
     #[inline(always)]
-    fn prefetch(&self, h: u64, write: bool) {
+    pub(crate) fn prefetch(&self, h: u64, write: bool) {
         let b = self.block(h);
         if write {
             prefetch_write(b);

@@ -150,6 +150,21 @@ fn hashed_keys_answer_like_their_keys_across_growth() {
         );
     }
     assert!(by_hash.num_layers() > 3, "{}", by_hash.num_layers());
+    // The batches, growing the chain as they go: the same answers again.
+    let batched = build();
+    let keys: Vec<String> = (0..20_000u64).chain(0..20_000).map(url).collect();
+    let hs: Vec<_> = keys.iter().map(|k| batched.key_hash(k)).collect();
+    let mut fresh = vec![false; hs.len()];
+    batched.insert_if_absent_hashes(&hs, &mut fresh);
+    let singles = build();
+    let expected: Vec<bool> = keys.iter().map(|k| singles.insert_if_absent(k)).collect();
+    assert_eq!(fresh, expected);
+    assert_eq!(batched.num_layers(), singles.num_layers());
+    let probes: Vec<_> = (0..40_000u64).map(|i| batched.key_hash(&url(i))).collect();
+    let mut found = vec![false; probes.len()];
+    batched.contains_hashes(&probes, &mut found);
+    let expected: Vec<bool> = (0..40_000u64).map(|i| singles.contains(&url(i))).collect();
+    assert_eq!(found, expected);
     assert_eq!(by_key.num_layers(), by_hash.num_layers());
     for i in 0..40_000u64 {
         let key = url(i);

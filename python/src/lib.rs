@@ -704,8 +704,11 @@ impl GrowableBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
-        let out: Vec<bool> =
-            py.detach(|| hs.iter().map(|&h| self.inner.insert_if_absent_hash(h)).collect());
+        let out = py.detach(|| {
+            let mut out = vec![false; hs.len()];
+            self.inner.insert_if_absent_hashes(&hs, &mut out);
+            out
+        });
         drop(hs); // the list of answers reuses its memory (see BloomFilter's batches)
         answer_list(py, &out)
     }
@@ -717,7 +720,11 @@ impl GrowableBloomFilter {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
-        let out: Vec<bool> = py.detach(|| hs.iter().map(|&h| self.inner.contains_hash(h)).collect());
+        let out = py.detach(|| {
+            let mut out = vec![false; hs.len()];
+            self.inner.contains_hashes(&hs, &mut out);
+            out
+        });
         drop(hs);
         answer_list(py, &out)
     }
@@ -725,11 +732,7 @@ impl GrowableBloomFilter {
     /// `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
-        py.detach(|| {
-            for &h in &hs {
-                self.inner.insert_if_absent_hash(h);
-            }
-        });
+        py.detach(|| self.inner.insert_if_absent_hashes(&hs, &mut vec![false; hs.len()]));
         Ok(())
     }
     /// For a file-backed filter: writes its changed pages to its files and waits for the

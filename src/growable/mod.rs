@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::hash::{random_seed, KeyHasher};
 use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
-use crate::{BloomFilter, KeyHash};
+use crate::{BloomFilter, KeyHash, PREFETCH_DISTANCE};
 
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod file;
@@ -368,6 +368,52 @@ impl GrowableBloomFilter {
                 return true;
             }
             from = top + 1;
+        }
+    }
+
+    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash) for every hash, in order (the
+    /// same answers as one call at a time), with the blocks of the key
+    /// [`PREFETCH_DISTANCE`] ahead prefetched in every layer, so that the cache misses of
+    /// several keys overlap.
+    ///
+    /// # Panics
+    /// If `out.len() != hashes.len()`.
+    pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
+        self.pipelined(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
+    }
+
+    /// [`contains_hash`](Self::contains_hash) for every hash, prefetching as
+    /// [`insert_if_absent_hashes`](Self::insert_if_absent_hashes) does.
+    ///
+    /// # Panics
+    /// If `out.len() != hashes.len()`.
+    pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
+        self.pipelined(hashes, false, |i, h| out[i] = self.contains_hash(h));
+    }
+
+    /// Prefetches the blocks of hash `i + PREFETCH_DISTANCE` in every layer mapped so far
+    /// (the newest with write intent when inserting), then runs `op` on hash `i`. A prefetch
+    /// is only a hint: a layer installed meanwhile is simply not prefetched.
+    #[inline(always)]
+    fn pipelined(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, KeyHash)) {
+        let prefetch = |h: KeyHash| {
+            let mut i = 0;
+            while let Some(layer) = self.layers.get(i) {
+                let newest = self.layers.get(i + 1).is_none();
+                layer.filter.prefetch(h.0, write && newest);
+                i += 1;
+            }
+        };
+        for &h in hashes.iter().take(PREFETCH_DISTANCE) {
+            prefetch(h);
+        }
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
+                prefetch(ahead);
+            }
+            op(i, h);
         }
     }
 
