@@ -732,7 +732,10 @@ impl GrowableBloomFilter {
     /// `TypeError` before any key is inserted.
     fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
-        py.detach(|| self.inner.insert_if_absent_hashes(&hs, &mut vec![false; hs.len()]));
+        py.detach(|| {
+            self.inner
+                .insert_if_absent_hashes(&hs, &mut vec![false; hs.len()])
+        });
         Ok(())
     }
     /// For a file-backed filter: writes its changed pages to its files and waits for the
