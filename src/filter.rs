@@ -341,8 +341,8 @@ impl BloomFilter {
 
     /// [`insert_if_absent`](Self::insert_if_absent) for every key of `keys`, answers in
     /// `out[i]`, faster on large filters: the keys are hashed [`PREFETCH_DISTANCE`] ahead of
-    /// their probe and their blocks prefetched (with write intent where the build target has
-    /// it), so up to that many cache misses are in flight at once instead of one.
+    /// their probe and their blocks prefetched (with write intent, `prefetchw`, where the CPU
+    /// has it), so up to that many cache misses are in flight at once instead of one.
     ///
     /// The answers are exactly those of calling `insert_if_absent` on each key in order
     /// (a key repeated within the batch gets `true` at most once), and the concurrency
