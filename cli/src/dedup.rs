@@ -149,10 +149,12 @@ impl StateFilter {
         }
     }
 
-    fn contains(&self, line: &[u8]) -> bool {
+    /// `contains` for every line, answers in `out` (the filter's batched call: blocks
+    /// prefetched ahead, so the cache misses of a large state overlap).
+    fn contains_batch(&self, lines: &[Line<'_>], out: &mut [bool]) {
         match self {
-            StateFilter::Fixed(f) => f.contains(&Line(line)),
-            StateFilter::Growing(g) => g.contains(&Line(line)),
+            StateFilter::Fixed(f) => f.contains_batch(lines, out),
+            StateFilter::Growing(g) => g.contains_hashes(&growable_hashes(g, lines), out),
         }
     }
 
@@ -279,25 +281,35 @@ impl Seen {
         })))
     }
 
-    /// Whether `line` is new, deciding it as seen from now on (one thread).
-    fn first_time(&mut self, line: &[u8]) -> bool {
+    /// Whether each of `lines` is new, in order, deciding it as seen from now on (one
+    /// thread): the answers of one call per line, through the filter's batched calls, which
+    /// prefetch the blocks of the lines ahead so that a large filter's cache misses overlap.
+    fn first_times(&mut self, lines: &[Line<'_>], keep: &mut [bool]) {
         match self {
-            Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
-            Seen::Growing(g) => g.insert_if_absent(&Line(line)),
-            Seen::State(s) => !s.filter.contains(line) && s.pending.insert(line.to_vec()),
+            Seen::State(s) => {
+                s.filter.contains_batch(lines, keep);
+                for (k, line) in keep.iter_mut().zip(lines) {
+                    *k = !*k && s.pending.insert(line.0.to_vec());
+                }
+            }
+            _ => self.check_parallel(lines, keep),
         }
     }
 
-    /// The check that threads may run in parallel on lines routed to them: the whole
-    /// decision in memory; for a state file, only whether the file has the line (the
-    /// pending lines are checked afterwards, in input order, by [`first_time_after`]).
-    ///
-    /// [`first_time_after`]: Self::first_time_after
-    fn check_parallel(&self, line: &[u8]) -> bool {
+    /// The check that threads may run in parallel on the lines routed to them, as batches
+    /// (see [`first_times`](Self::first_times)): the whole decision in memory; for a state
+    /// file, only whether the file has the line (the pending lines are checked afterwards,
+    /// in input order, by [`first_time_after`](Self::first_time_after)).
+    fn check_parallel(&self, lines: &[Line<'_>], out: &mut [bool]) {
         match self {
-            Seen::Fixed(f) => f.insert_if_absent(&Line(line)),
-            Seen::Growing(g) => g.insert_if_absent(&Line(line)),
-            Seen::State(s) => !s.filter.contains(line),
+            Seen::Fixed(f) => f.insert_if_absent_batch(lines, out),
+            Seen::Growing(g) => g.insert_if_absent_hashes(&growable_hashes(g, lines), out),
+            Seen::State(s) => {
+                s.filter.contains_batch(lines, out);
+                for o in out.iter_mut() {
+                    *o = !*o;
+                }
+            }
         }
     }
 
@@ -592,8 +604,10 @@ fn decide(
     keep: &mut Vec<bool>,
 ) {
     keep.clear();
+    keep.resize(bounds.len(), false);
     if threads == 1 {
-        keep.extend(bounds.iter().map(|&(a, b)| seen.first_time(&chunk[a..b])));
+        let lines: Vec<Line<'_>> = bounds.iter().map(|&(a, b)| Line(&chunk[a..b])).collect();
+        seen.first_times(&lines, keep);
         return;
     }
     let mut passed = vec![false; bounds.len()];
@@ -603,14 +617,22 @@ fn decide(
             let workers: Vec<_> = (0..threads)
                 .map(|t| {
                     s.spawn(move || {
-                        let mut yes = Vec::new();
+                        // This thread's lines, in input order, decided as one batch.
+                        let (mut at, mut lines) = (Vec::new(), Vec::new());
                         for (i, &(a, b)) in bounds.iter().enumerate() {
                             let line = &chunk[a..b];
-                            if route(line, threads) == t && shared.check_parallel(line) {
-                                yes.push(i);
+                            if route(line, threads) == t {
+                                at.push(i);
+                                lines.push(Line(line));
                             }
                         }
-                        yes
+                        let mut yes = vec![false; lines.len()];
+                        shared.check_parallel(&lines, &mut yes);
+                        at.into_iter()
+                            .zip(yes)
+                            .filter(|&(_, y)| y)
+                            .map(|(i, _)| i)
+                            .collect::<Vec<_>>()
                     })
                 })
                 .collect();
@@ -621,12 +643,18 @@ fn decide(
             }
         });
     }
+    keep.clear();
     keep.extend(
         bounds
             .iter()
             .zip(passed)
             .map(|(&(a, b), p)| seen.first_time_after(&chunk[a..b], p)),
     );
+}
+
+/// The keyed hashes of `lines` in the growable filter `g`, for its batched calls.
+fn growable_hashes(g: &GrowableBloomFilter, lines: &[Line<'_>]) -> Vec<blockbloom::KeyHash> {
+    lines.iter().map(|l| g.key_hash(l)).collect()
 }
 
 /// Routes a line to a thread: a cheap function of its length and last 16 bytes (where URLs
