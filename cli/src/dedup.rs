@@ -604,8 +604,8 @@ fn decide(
     keep: &mut Vec<bool>,
 ) {
     keep.clear();
-    keep.resize(bounds.len(), false);
     if threads == 1 {
+        keep.resize(bounds.len(), false);
         let lines: Vec<Line<'_>> = bounds.iter().map(|&(a, b)| Line(&chunk[a..b])).collect();
         seen.first_times(&lines, keep);
         return;
@@ -643,7 +643,6 @@ fn decide(
             }
         });
     }
-    keep.clear();
     keep.extend(
         bounds
             .iter()
