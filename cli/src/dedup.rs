@@ -285,14 +285,9 @@ impl Seen {
     /// thread): the answers of one call per line, through the filter's batched calls, which
     /// prefetch the blocks of the lines ahead so that a large filter's cache misses overlap.
     fn first_times(&mut self, lines: &[Line<'_>], keep: &mut [bool]) {
-        match self {
-            Seen::State(s) => {
-                s.filter.contains_batch(lines, keep);
-                for (k, line) in keep.iter_mut().zip(lines) {
-                    *k = !*k && s.pending.insert(line.0.to_vec());
-                }
-            }
-            _ => self.check_parallel(lines, keep),
+        self.check_parallel(lines, keep);
+        for (k, line) in keep.iter_mut().zip(lines) {
+            *k = self.first_time_after(line.0, *k);
         }
     }
 
