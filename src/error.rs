@@ -82,6 +82,20 @@ pub enum Error {
         /// The value asked for.
         requested: String,
     },
+    /// A file-backed [`GrowableBloomFilter`](crate::GrowableBloomFilter) found, where one of
+    /// its layers goes (`PATH.1`, `PATH.2`, …), something that is not that layer: a layer of
+    /// another chain left behind when its first file was removed, a directory, a file that
+    /// is no filter. Using it would make the chain unable to grow, so the chain refuses to
+    /// open (or to grow) until it is moved away.
+    ForeignLayer {
+        /// The path in the way.
+        path: String,
+        /// What it is.
+        reason: &'static str,
+    },
+    /// A [`GrowableBloomFilter`](crate::GrowableBloomFilter) already has
+    /// [`MAX_LAYERS`](crate::MAX_LAYERS) layers and cannot add another.
+    TooManyLayers,
     /// The operating system refused the memory.
     AllocationFailed {
         /// Bytes that were requested.
@@ -157,6 +171,16 @@ impl fmt::Display for Error {
             Error::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }
+            Error::ForeignLayer { path, reason } => write!(
+                f,
+                "{path} is in the way of this filter's layers: {reason}; move it away (or use \
+                 another path) before using this filter"
+            ),
+            Error::TooManyLayers => write!(
+                f,
+                "the growable filter has its maximum of {} layers",
+                crate::MAX_LAYERS
+            ),
         }
     }
 }

@@ -223,6 +223,16 @@ fn create(path: &Path, header: &Header, grows: bool) -> Result<(), Error> {
     result
 }
 
+/// The header and flags of the filter file at `path`, read without opening it for use
+/// (no lock, no flag set): what a growable chain checks of a file in its layers' place.
+pub(crate) fn peek_header(path: &Path) -> Result<(Header, u16), Error> {
+    let file = File::open(path).map_err(|e| io_err(e, path))?;
+    let mut bytes = [0u8; HEADER_BYTES];
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(|e| io_err(e, path))?;
+    Header::decode(&bytes, MAGIC)
+}
+
 /// Opens the existing filter file at `path` — a growable chain's layer if `grows`, else a
 /// fixed filter; with `wanted`, its parameters must be those.
 pub(crate) fn open_existing(

@@ -24,9 +24,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{GrowableBloomFilter, Layer, Padded, Shape, MAX_LAYERS};
+use super::{GrowableBloomFilter, GrowableBuilder, Layer, Padded, Shape, MAX_LAYERS};
 use crate::error::Error;
-use crate::file::{open_existing, resolve_dangling_link};
+use crate::file::{open_existing, peek_header, resolve_dangling_link};
+use crate::format::GROWS;
 use crate::format::LAYERS_AT;
 use crate::hash::KeyHasher;
 use crate::storage::Slots;
@@ -105,28 +106,10 @@ impl GrowableBloomFilter {
         initial_capacity: u64,
         fpr: f64,
     ) -> Result<Self, Error> {
-        // Validates the parameters the way an in-memory chain would.
         Self::builder()
             .initial_capacity(initial_capacity)
             .fpr(fpr)
-            .seed(0)
-            .build()?;
-        let first = real_path(path.as_ref())?;
-        let layer0 = match open_existing(&first, None, true) {
-            Ok(f) => {
-                check_chain(&f, initial_capacity, fpr)?;
-                f
-            }
-            Err(Error::Io {
-                kind: std::io::ErrorKind::NotFound,
-                ..
-            }) => BloomFilter::builder()
-                .capacity(initial_capacity)
-                .fpr(fpr * (1.0 - TIGHTENING))
-                .open_file_kind(&first, true, true)?,
-            Err(e) => return Err(e),
-        };
-        Self::from_first_layer(first, layer0)
+            .open_file(path)
     }
 
     /// The growable filter in the existing file at `path`, with its own parameters (see
@@ -141,7 +124,8 @@ impl GrowableBloomFilter {
         Self::from_first_layer(first, layer0)
     }
 
-    /// The chain whose first layer is `layer0`, with every layer its file counts mapped.
+    /// The chain whose first layer is `layer0`, with every layer its file counts mapped,
+    /// after checking that nothing foreign sits where its later layers go.
     fn from_first_layer(first: PathBuf, layer0: BloomFilter) -> Result<Self, Error> {
         let shape = Shape {
             seed: layer0.seed(),
@@ -169,7 +153,40 @@ impl GrowableBloomFilter {
             let layer = chain.open_layer(i, false)?;
             let _ = chain.layers.install(i, Box::new(layer));
         }
+        for i in more as usize + 1..MAX_LAYERS {
+            chain.check_layer_place(i)?;
+        }
         Ok(chain)
+    }
+
+    /// [`Error::ForeignLayer`] if something other than this chain's layer `i` is at that
+    /// layer's path. This chain's own layer file there (made by a grower that was stopped
+    /// before it raised the count, or by one growing right now) is fine: growth adopts it.
+    fn check_layer_place(&self, i: usize) -> Result<(), Error> {
+        let first = &self.file.as_ref().expect("file-backed").first;
+        let path = layer_path(first, i);
+        let (capacity, _) = self.shape.layer_params(i);
+        let foreign = |reason| {
+            Err(Error::ForeignLayer {
+                path: path.display().to_string(),
+                reason,
+            })
+        };
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(&e, &path.display().to_string())),
+            Ok(m) if !m.is_file() => return foreign("not a regular file (a directory?)"),
+            Ok(_) => {}
+        }
+        match peek_header(&path) {
+            Ok((_, flags)) if flags & GROWS == 0 => foreign("a fixed-size filter, not a layer"),
+            Ok((h, _)) if h.seed != self.shape.seed || h.capacity != capacity => {
+                foreign("a layer of another chain (a leftover of an earlier state?)")
+            }
+            Ok(_) => Ok(()),
+            Err(Error::Io { kind, message }) => Err(Error::Io { kind, message }),
+            Err(_) => foreign("not a blockbloom filter file"),
+        }
     }
 
     /// The shared number of layers after the first (in the first layer's trailer).
@@ -219,28 +236,26 @@ impl GrowableBloomFilter {
     }
 
     /// Creates (or finds) layer `top + 1`'s file, then installs it by raising the shared
-    /// count from `top` (unless another thread or process did).
-    pub(super) fn grow_in_files(&self, top: usize) {
-        if self.newest_in_files() > top || self.growth_failed.load(Relaxed) {
-            return;
+    /// count from `top` (unless another thread or process did); the cause if it cannot.
+    pub(super) fn try_grow_in_files(&self, top: usize) -> Result<(), Error> {
+        if self.newest_in_files() > top {
+            return Ok(());
         }
         if top + 1 >= MAX_LAYERS {
-            self.growth_failed.store(true, Relaxed);
-            return;
+            return Err(Error::TooManyLayers);
         }
-        match self.open_layer(top + 1, true) {
-            Ok(layer) => {
-                drop(self.layers.install(top + 1, Box::new(layer)));
-                // Err: someone raised it already (the count only moves from `top` once).
-                let _ = self.layer_count().compare_exchange(
-                    top as u64,
-                    top as u64 + 1,
-                    SeqCst,
-                    Relaxed,
-                );
-            }
-            Err(_) => self.growth_failed.store(true, Relaxed),
+        if self.layer_count().load(Acquire) > top as u64 {
+            // Counted, but `newest_in_files` could not map it: say why.
+            return self.open_layer(top + 1, false).map(drop);
         }
+        self.check_layer_place(top + 1)?;
+        let layer = self.open_layer(top + 1, true)?;
+        drop(self.layers.install(top + 1, Box::new(layer)));
+        // Err: someone raised it already (the count only moves from `top` once).
+        let _ = self
+            .layer_count()
+            .compare_exchange(top as u64, top as u64 + 1, SeqCst, Relaxed);
+        Ok(())
     }
 
     /// Writes every layer's changed pages to its file and waits for the disk (see
@@ -269,6 +284,79 @@ impl GrowableBloomFilter {
             }
         }
         result
+    }
+}
+
+impl GrowableBuilder {
+    /// [`GrowableBloomFilter::open_file`] with this builder's parameters: its
+    /// [`seed`](Self::seed) is the hashing key of a new chain (an existing chain keeps its
+    /// own, and a different seed given here is an [`Error::Conflict`]). A file-backed chain
+    /// always grows ×2 with rates ×0.5: other [`growth`](Self::growth) or
+    /// [`tightening`](Self::tightening) values are an [`Error::InvalidGrowth`].
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// # let dir = std::env::temp_dir().join(format!("bb-grow-seed-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("seen.bloom");
+    /// let f = GrowableBloomFilter::builder().initial_capacity(1_000).seed(42).open_file(&path)?;
+    /// assert_eq!(f.seed(), 42);
+    /// drop(f);
+    /// let other = GrowableBloomFilter::builder().initial_capacity(1_000).seed(7).open_file(&path);
+    /// assert!(matches!(other, Err(blockbloom::Error::Conflict { what: "seed", .. })));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`GrowableBloomFilter::open_file`].
+    pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<GrowableBloomFilter, Error> {
+        if self.growth != GROWTH || self.tightening != TIGHTENING {
+            return Err(Error::InvalidGrowth(
+                "a file-backed chain grows x2 with rates x0.5",
+            ));
+        }
+        let (seed, fpr) = (self.seed, self.fpr);
+        // Validates the parameters the way an in-memory chain would.
+        let initial_capacity = self.seed(0).build()?.initial_capacity();
+        let first = real_path(path.as_ref())?;
+        let layer0 = match open_existing(&first, None, true) {
+            Ok(f) => {
+                check_chain(&f, initial_capacity, fpr)?;
+                if seed.is_some_and(|s| s != f.seed()) {
+                    return Err(Error::Conflict {
+                        what: "seed",
+                        file: "(secret)".into(),
+                        requested: "another seed".into(),
+                    });
+                }
+                f
+            }
+            Err(Error::Io {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }) => {
+                // No chain here: a file in a later layer's place belongs to none.
+                if let Some(i) = (1..MAX_LAYERS).find(|&i| layer_path(&first, i).exists()) {
+                    if !first.exists() {
+                        return Err(Error::ForeignLayer {
+                            path: layer_path(&first, i).display().to_string(),
+                            reason:
+                                "a layer left over from an earlier state (its first file is gone)",
+                        });
+                    }
+                }
+                let mut b = BloomFilter::builder()
+                    .capacity(initial_capacity)
+                    .fpr(fpr * (1.0 - TIGHTENING));
+                if let Some(s) = seed {
+                    b = b.seed(s);
+                }
+                b.open_file_kind(&first, true, true)?
+            }
+            Err(e) => return Err(e),
+        };
+        GrowableBloomFilter::from_first_layer(first, layer0)
     }
 }
 

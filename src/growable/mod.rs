@@ -430,23 +430,121 @@ impl GrowableBloomFilter {
     /// Installs layer `top + 1` unless someone already did (or growth has failed before).
     #[cold]
     fn grow(&self, top: usize) {
+        if !self.growth_failed.load(Relaxed) && self.try_grow(top).is_err() {
+            self.growth_failed.store(true, Relaxed);
+        }
+    }
+
+    /// Installs layer `top + 1` unless someone already did; the cause if it cannot be made.
+    #[cold]
+    fn try_grow(&self, top: usize) -> Result<(), Error> {
         #[cfg(all(unix, not(blockbloom_loom)))]
         if self.file.is_some() {
-            return self.grow_in_files(top);
+            return self.try_grow_in_files(top);
         }
-        if self.layers.get(top + 1).is_some() || self.growth_failed.load(Relaxed) {
-            return;
+        if self.layers.get(top + 1).is_some() {
+            return Ok(());
         }
         if top + 1 >= MAX_LAYERS {
-            self.growth_failed.store(true, Relaxed);
-            return;
+            return Err(Error::TooManyLayers);
         }
-        match self.shape.make_layer(top + 1) {
-            // Err: another thread installed it first; ours is dropped (its memory was
-            // never touched).
-            Ok(layer) => drop(self.layers.install(top + 1, Box::new(layer))),
-            Err(_) => self.growth_failed.store(true, Relaxed),
+        // Err from `install`: another thread installed it first; ours is dropped (its memory
+        // was never touched).
+        drop(
+            self.layers
+                .install(top + 1, Box::new(self.shape.make_layer(top + 1)?)),
+        );
+        Ok(())
+    }
+
+    /// Makes room for `additional` more new keys before they come: if the newest layer
+    /// cannot take that many more without passing its capacity, the next layer is added
+    /// now. Then inserting them keeps the rate at the target — unless other threads or
+    /// processes insert at the same time, which may fill the layer sooner (it then grows
+    /// as usual).
+    ///
+    /// Use it where running on at a rising rate would be silent data loss (a new key taken
+    /// for a repeat): reserve before each batch, and stop when it fails. Without it, a
+    /// failed growth is only reported by [`growth_failed`](Self::growth_failed).
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let seen = GrowableBloomFilter::new(1_000, 0.01)?;
+    /// seen.try_reserve(5_000)?; // 1k + 2k + 4k: the third layer can take them
+    /// assert_eq!(seen.num_layers(), 3);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Why the next layer could not be added: [`Error::AllocationFailed`],
+    /// [`Error::TooManyLayers`], and for a file-backed chain [`Error::Io`] (no space, no
+    /// permission to create the file) or [`Error::ForeignLayer`]. [`growth_failed`](Self::growth_failed)
+    /// is then `true` as well.
+    pub fn try_reserve(&self, additional: u64) -> Result<(), Error> {
+        loop {
+            let top = self.newest();
+            let layer = self.layer(top);
+            let fill = layer.count().load(Relaxed);
+            if fill.saturating_add(additional) <= layer.filter.capacity() {
+                return Ok(());
+            }
+            if let Err(e) = self.try_grow(top) {
+                self.growth_failed.store(true, Relaxed);
+                return Err(e);
+            }
         }
+    }
+
+    /// Adds every key of `other` to this filter, layer by layer: afterwards this filter
+    /// contains every key either contained (no false negatives), and answers for a key
+    /// neither had at most the sum of the two rates. Layers this filter lacks are added;
+    /// each layer's key count becomes the sum of the two (so a merged layer past its
+    /// capacity makes the chain grow at the next new key). Both chains must have the same
+    /// seed, initial capacity, rate, growth and tightening. Concurrent inserts into either
+    /// are fine (the bits are ORed atomically), but keys `other` takes meanwhile may be
+    /// missed.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let a = GrowableBloomFilter::builder().initial_capacity(100).seed(7).build()?;
+    /// let b = GrowableBloomFilter::builder().initial_capacity(100).seed(7).build()?;
+    /// for i in 0..50u32 { a.insert(&i); }
+    /// for i in 0..1_000u32 { b.insert(&i); } // b has 4 layers, a 1
+    /// a.union(&b)?;
+    /// assert!((0..1_000u32).all(|i| a.contains(&i)));
+    /// assert_eq!(a.num_layers(), b.num_layers());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] naming what differs (nothing is changed then), or why a layer
+    /// could not be added (as [`try_reserve`](Self::try_reserve)).
+    pub fn union(&self, other: &GrowableBloomFilter) -> Result<(), Error> {
+        let (a, b) = (&self.shape, &other.shape);
+        let what = if a.seed != b.seed {
+            "seed"
+        } else if a.initial_capacity != b.initial_capacity {
+            "initial capacity"
+        } else if a.fpr != b.fpr {
+            "target fpr"
+        } else if a.growth != b.growth || a.tightening != b.tightening {
+            "growth"
+        } else {
+            ""
+        };
+        if !what.is_empty() {
+            return Err(Error::Incompatible { what });
+        }
+        for i in 0..other.num_layers() {
+            while self.newest() < i {
+                self.try_grow(self.newest())?;
+            }
+            let (mine, theirs) = (self.layer(i), other.layer(i));
+            mine.filter.union(&theirs.filter)?;
+            mine.count()
+                .fetch_add(theirs.count().load(Relaxed), Relaxed);
+        }
+        Ok(())
     }
 
     /// `true` if a new layer was needed but could not be allocated (or [`MAX_LAYERS`] was
