@@ -7,8 +7,10 @@
 
 mod calc;
 mod dedup;
+mod filter;
 mod merge;
 mod output;
+mod reader;
 mod stats;
 
 use std::io;
@@ -53,12 +55,18 @@ enum Cmd {
         #[arg(long, value_parser = parse_block_bits)]
         block_bits: Option<u32>,
         /// State file shared across runs and by concurrent runs: a file-backed filter,
-        /// created if missing, so repeated runs print only never-seen lines. A line is
-        /// recorded once the next program has taken it from the output (lines left in a
-        /// pipe when its reader exits are not). An existing state keeps its own kind and
-        /// size: --capacity/--fpr must then match it or be omitted.
+        /// created if missing, so repeated runs print only never-seen lines, and of runs
+        /// at the same time exactly one prints each line. A line is recorded when it is
+        /// printed; if the output's reader stops early (`| head`), the lines recorded but
+        /// not read (at most a pipe's buffer and 8,192 lines) are counted on stderr. An
+        /// existing state keeps its own kind, size and seed: --capacity, --fpr,
+        /// --block-bits and --seed must then match it or be omitted.
         #[arg(long)]
         state: Option<PathBuf>,
+        /// The hashing key of a new filter or state (a number; default: random). States
+        /// merged with `merge` need one seed; an existing state refuses another.
+        #[arg(long, value_parser = parse_seed)]
+        seed: Option<u128>,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a
         /// cheap hash of their bytes, so every copy of a line goes to the same thread, in
         /// input order: the first occurrence is still the one printed.
@@ -67,7 +75,7 @@ enum Cmd {
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
         ///
         /// (A progress line is shown on stderr whenever stderr is a terminal. SIGINT
-        /// (Ctrl-C), SIGTERM and SIGHUP stop reading; the lines delivered so far are
+        /// (Ctrl-C), SIGTERM and SIGHUP stop reading; the lines printed so far are
         /// recorded in --state; the exit status is 128 + the signal's number.)
         #[arg(long)]
         stats: bool,
@@ -92,16 +100,22 @@ enum Cmd {
         #[arg(long)]
         table: bool,
     },
-    /// Show a snapshot's parameters, fill, estimated count and false-positive rate.
+    /// Show a snapshot's or state's parameters, fill, estimated count and false-positive
+    /// rate (for a growing state, its layer files).
     Stats {
-        /// Snapshot file.
+        /// Snapshot or state file (a growing state's first file).
         file: PathBuf,
     },
-    /// Union of snapshots (same size, hashes and seed) into OUT.
+    /// Union of snapshots or states made with one seed (`dedup --seed`) into OUT: OUT then
+    /// answers "seen" for every line any input had seen.
+    ///
+    /// Fixed-size ones (same size and hashes) are written to OUT atomically. Growing states
+    /// are merged layer by layer (different lengths included) into a new growing state OUT,
+    /// or into OUT in place when it is one of the inputs.
     Merge {
-        /// Output snapshot (written atomically; may be one of the inputs).
+        /// Output snapshot or state (may be one of the inputs).
         out: PathBuf,
-        /// Input snapshots.
+        /// Input snapshots or states (a growing state by its first file).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
@@ -123,6 +137,16 @@ fn parse_count(s: &str) -> Result<u64, String> {
         return Err(format!("count must be a whole number >= 1, got {s:?}"));
     }
     Ok(v as u64)
+}
+
+/// A hashing key: a decimal number, or hexadecimal after `0x`.
+fn parse_seed(s: &str) -> Result<u128, String> {
+    let t = s.trim();
+    match t.strip_prefix("0x") {
+        Some(hex) => u128::from_str_radix(hex, 16),
+        None => t.parse(),
+    }
+    .map_err(|_| format!("not a seed (a number below 2^128): {s:?}"))
 }
 
 fn parse_block_bits(s: &str) -> Result<u32, String> {
@@ -184,13 +208,17 @@ fn main() -> ExitCode {
             fpr,
             block_bits,
             state,
+            seed,
             threads,
             stats,
         } => dedup::run(dedup::Options {
             files,
-            capacity,
-            fpr,
-            block_bits,
+            wanted: filter::Wanted {
+                capacity,
+                fpr,
+                block_bits,
+                seed,
+            },
             state,
             threads: threads as usize,
             stats,

@@ -3,7 +3,8 @@
 //! A line counts as delivered once the program reading our output has taken it: for a
 //! file or a terminal, once `write` accepted it; for a pipe, once it has left the pipe's
 //! buffer — the bytes still in the buffer (`FIONREAD`) are not delivered, and if the reader
-//! exits (`| head`) they never will be. `--state` records delivered lines only.
+//! exits (`| head`) they never will be. `--state` counts the lines recorded that were never
+//! delivered, and reserves a file's room before it records the lines it will write.
 #![allow(unsafe_code)] // two ioctl/poll calls on our own standard output; SAFETY notes below
 
 use std::fs::File;
@@ -21,6 +22,8 @@ pub(crate) struct Output {
     pub(crate) accepted: u64,
     /// Standard output is a pipe (else: write = delivered).
     pipe: bool,
+    /// Standard output is a file whose room can be reserved ahead (`reserve`).
+    reservable: bool,
 }
 
 impl Output {
@@ -28,11 +31,14 @@ impl Output {
     /// what is written to it, and every line would count as delivered).
     pub(crate) fn new() -> io::Result<Output> {
         let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-        let pipe = out.metadata().is_ok_and(|m| m.file_type().is_fifo());
+        let kind = out.metadata().map(|m| m.file_type());
+        let pipe = kind.as_ref().is_ok_and(|t| t.is_fifo());
+        let reservable = kind.is_ok_and(|t| t.is_file());
         Ok(Output {
             out,
             accepted: 0,
             pipe,
+            reservable,
         })
     }
 
@@ -49,6 +55,56 @@ impl Output {
                 Err(e) => return Err(e),
             }
         }
+        Ok(())
+    }
+
+    /// Makes sure the next `len` bytes written find room on the disk where the output is a
+    /// file: they are allocated now (`fallocate`, the file's size unchanged), so that a full
+    /// disk fails here — before the lines are recorded in a state — rather than in the write
+    /// that follows. Elsewhere (pipes, terminals, file systems without `fallocate`) it does
+    /// nothing.
+    pub(crate) fn reserve(&mut self, len: u64) -> io::Result<()> {
+        if !self.reservable || len == 0 {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::io::Seek;
+            let fd = self.out.as_raw_fd();
+            // SAFETY: F_GETFL on our own open descriptor reads its flags; no pointers.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            // Where the next write lands: the end of the file with O_APPEND (`>>`), else
+            // the file position.
+            let at = if flags >= 0 && flags & libc::O_APPEND != 0 {
+                self.out.metadata()?.len()
+            } else {
+                self.out.stream_position()?
+            };
+            loop {
+                // SAFETY: fallocate on our own open descriptor; integers only.
+                let r = unsafe {
+                    libc::fallocate(
+                        fd,
+                        libc::FALLOC_FL_KEEP_SIZE,
+                        at as libc::off_t,
+                        len as libc::off_t,
+                    )
+                };
+                if r == 0 {
+                    return Ok(());
+                }
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL | libc::ENODEV) => {
+                        self.reservable = false; // not on this file system
+                        return Ok(());
+                    }
+                    _ => return Err(e),
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
         Ok(())
     }
 
@@ -73,6 +129,13 @@ impl Output {
             }
         }
         self.delivered()
+    }
+}
+
+impl Output {
+    /// Whether standard output is a pipe whose reader has gone away.
+    pub(crate) fn reader_gone(&self) -> bool {
+        self.pipe && reader_gone(&self.out)
     }
 }
 

@@ -3,30 +3,18 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
+use blockbloom::{BloomFilter, GrowableBloomFilter};
 
+use crate::filter::Filter;
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(file: &Path) -> Result<(), Failure> {
-    let fail = |e: Error| Failure::Io(format!("{}: {e}", file.display()));
-    // A state in use by a `dedup` (or one whose last user was killed) is no valid snapshot
-    // until closed: read it as the file-backed filter it is (closing it then seals it). A
-    // growing state (made by `dedup --state` without --capacity) is a chain of layer files.
-    let f = match BloomFilter::load(file) {
-        Err(Error::InUse) => BloomFilter::open_file_existing(file),
-        other => other,
-    };
-    let s = match f {
-        Ok(f) => fixed(file, &f),
-        Err(Error::Conflict { what: "kind", .. }) => growing(
-            file,
-            &GrowableBloomFilter::open_file_existing(file).map_err(fail)?,
-        ),
-        Err(Error::InvalidSnapshot(why)) if why.contains("GrowableBloomFilter") => growing(
-            file,
-            &GrowableBloomFilter::open_file_existing(file).map_err(fail)?,
-        ),
-        Err(e) => return Err(fail(e)),
+    // A state in use by a `dedup` (or one whose last user was killed) is read as the
+    // file-backed filter it is; a growing state is a chain of layer files, each listed. A
+    // file in the way of its layers makes the open fail, with the path and what to do.
+    let s = match Filter::inspect(file)? {
+        Filter::Fixed(f) => fixed(file, &f),
+        Filter::Growing(g) => growing(file, &g),
     };
     io::stdout()
         .lock()
@@ -55,12 +43,18 @@ fn fixed(file: &Path, f: &BloomFilter) -> String {
 }
 
 fn growing(file: &Path, g: &GrowableBloomFilter) -> String {
+    let files: Vec<String> = g
+        .layer_paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     format!(
-        "file {} (growing)\nlayers {}, memory {}\ninitial capacity {}, target fpr {}\n\
-         distinct keys {}\nestimated fpr now {:.6}%\n",
+        "file {} (growing)\nlayers {}, memory {}\nlayer files {}\ninitial capacity {}, target \
+         fpr {}\ndistinct keys {}\nestimated fpr now {:.6}%\n",
         file.display(),
         g.num_layers(),
         human_bytes(g.memory_bytes() as f64),
+        files.join(", "),
         g.initial_capacity(),
         g.target_fpr(),
         g.estimated_len(),

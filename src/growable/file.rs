@@ -258,6 +258,30 @@ impl GrowableBloomFilter {
         Ok(())
     }
 
+    /// The files of a file-backed chain's layers, first layer first: the path it was opened
+    /// with (symlinks resolved), then `PATH.1`, `PATH.2`, …; empty for a chain in memory.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// # let dir = std::env::temp_dir().join(format!("bb-grow-paths-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let seen = GrowableBloomFilter::open_file(dir.join("s.bloom"), 1_000, 0.01)?;
+    /// seen.try_reserve(2_000)?;
+    /// let names: Vec<_> = seen.layer_paths().iter().map(|p| p.file_name().unwrap().to_owned()).collect();
+    /// assert_eq!(names, ["s.bloom", "s.bloom.1"]);
+    /// # drop(seen);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn layer_paths(&self) -> Vec<PathBuf> {
+        match &self.file {
+            Some(f) => (0..self.num_layers())
+                .map(|i| layer_path(&f.first, i))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
     /// Writes every layer's changed pages to its file and waits for the disk (see
     /// [`BloomFilter::flush`]). Does nothing for a chain in memory.
     ///
@@ -339,10 +363,14 @@ impl GrowableBuilder {
                 // No chain here: a file in a later layer's place belongs to none.
                 if let Some(i) = (1..MAX_LAYERS).find(|&i| layer_path(&first, i).exists()) {
                     if !first.exists() {
+                        let path = layer_path(&first, i);
                         return Err(Error::ForeignLayer {
-                            path: layer_path(&first, i).display().to_string(),
-                            reason:
-                                "a layer left over from an earlier state (its first file is gone)",
+                            reason: if path.is_file() {
+                                "a layer left over from an earlier state (its first file is gone)"
+                            } else {
+                                "not a regular file (a directory?)"
+                            },
+                            path: path.display().to_string(),
                         });
                     }
                 }

@@ -1,0 +1,285 @@
+//! The filters the command line works with — fixed-size or growing, in memory or a state
+//! file — behind one type, so that `dedup`, `stats` and `merge` share one dispatch.
+
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
+
+use crate::Failure;
+
+/// A line as a key: hashed exactly like a `str` with the same bytes (bytes, then 0xff), so a
+/// state file written here answers `filter.contains("line")` from Rust code.
+pub(crate) struct Line<'a>(pub(crate) &'a [u8]);
+
+impl Hash for Line<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+        state.write_u8(0xff);
+    }
+}
+
+/// The first layer of a growing filter (in memory, or a new `--state` without `--capacity`)
+/// holds this many lines; each further layer twice the last.
+pub(crate) const INITIAL_CAPACITY: u64 = 100_000;
+/// The rate of a new filter when `--fpr` is not given.
+pub(crate) const DEFAULT_FPR: f64 = 0.01;
+
+/// What a new filter is made of (`dedup`'s options); `None` takes the default, or, for an
+/// existing state, the state's own.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Wanted {
+    pub(crate) capacity: Option<u64>,
+    pub(crate) fpr: Option<f64>,
+    pub(crate) block_bits: Option<u32>,
+    pub(crate) seed: Option<u128>,
+}
+
+/// A fixed-size or a growing filter (one per run: the size difference does not matter).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Filter {
+    Fixed(BloomFilter),
+    Growing(GrowableBloomFilter),
+}
+
+impl Filter {
+    /// A new filter in memory: fixed-size with `--capacity`, else growing.
+    pub(crate) fn in_memory(w: &Wanted) -> Result<Filter, Error> {
+        let fpr = w.fpr.unwrap_or(DEFAULT_FPR);
+        Ok(match w.capacity {
+            Some(c) => {
+                let mut b = BloomFilter::builder()
+                    .capacity(c)
+                    .fpr(fpr)
+                    .block_bits(w.block_bits.unwrap_or(512));
+                if let Some(s) = w.seed {
+                    b = b.seed(s);
+                }
+                Filter::Fixed(b.build()?)
+            }
+            None => {
+                let mut b = GrowableBloomFilter::builder()
+                    .initial_capacity(INITIAL_CAPACITY)
+                    .fpr(fpr);
+                if let Some(s) = w.seed {
+                    b = b.seed(s);
+                }
+                Filter::Growing(b.build()?)
+            }
+        })
+    }
+
+    /// The state at `path`, checked against what `w` gives, or a new one made of `w`
+    /// (growing unless `w` has a capacity). Other parameters than the state's are an
+    /// [`Error::Conflict`].
+    pub(crate) fn open_state(path: &Path, w: &Wanted) -> Result<Filter, Error> {
+        let Some(state) = Filter::open_existing(path, false)? else {
+            // New (or made by another process in the meantime: the library's open of the
+            // same parameters takes that one, and refuses other parameters).
+            let fpr = w.fpr.unwrap_or(DEFAULT_FPR);
+            return Ok(match w.capacity {
+                Some(c) => {
+                    let mut b = BloomFilter::builder()
+                        .capacity(c)
+                        .fpr(fpr)
+                        .block_bits(w.block_bits.unwrap_or(512));
+                    if let Some(s) = w.seed {
+                        b = b.seed(s);
+                    }
+                    Filter::Fixed(b.open_file(path)?)
+                }
+                None => {
+                    let mut b = GrowableBloomFilter::builder()
+                        .initial_capacity(INITIAL_CAPACITY)
+                        .fpr(fpr);
+                    if let Some(s) = w.seed {
+                        b = b.seed(s);
+                    }
+                    Filter::Growing(b.open_file(path)?)
+                }
+            });
+        };
+        state.check(w)?;
+        Ok(state)
+    }
+
+    /// [`Error::Conflict`] naming the first parameter of `w` that this filter does not have.
+    fn check(&self, w: &Wanted) -> Result<(), Error> {
+        let conflict = |what, file: String, requested: String| {
+            Err(Error::Conflict {
+                what,
+                file,
+                requested,
+            })
+        };
+        match (self, w.capacity) {
+            (Filter::Growing(_), Some(c)) => {
+                return conflict(
+                    "kind",
+                    "a growing filter (made without --capacity)".into(),
+                    format!("capacity {c}"),
+                )
+            }
+            (Filter::Fixed(f), Some(c)) if f.capacity() != c => {
+                return conflict("capacity", f.capacity().to_string(), c.to_string())
+            }
+            _ => {}
+        }
+        if let Some(b) = w.block_bits.filter(|&b| b != self.block_bits()) {
+            return conflict("block size", self.block_bits().to_string(), b.to_string());
+        }
+        if let Some(p) = w.fpr.filter(|&p| p != self.target_fpr()) {
+            return conflict("target fpr", self.target_fpr().to_string(), p.to_string());
+        }
+        if let Some(s) = w.seed.filter(|&s| s != self.seed()) {
+            return conflict("seed", self.seed().to_string(), s.to_string());
+        }
+        Ok(())
+    }
+
+    /// The state at `path`, of whichever kind it is, opened for use; `None` if there is no
+    /// file (with `must_exist`, an error).
+    pub(crate) fn open_existing(path: &Path, must_exist: bool) -> Result<Option<Filter>, Error> {
+        match GrowableBloomFilter::open_file_existing(path) {
+            Ok(g) => Ok(Some(Filter::Growing(g))),
+            Err(Error::Conflict { what: "kind", .. }) => {
+                Ok(Some(Filter::Fixed(BloomFilter::open_file_existing(path)?)))
+            }
+            Err(Error::Io {
+                kind: io::ErrorKind::NotFound,
+                ..
+            }) if !must_exist => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The state or snapshot at `path` to read (`stats`, `merge`): a sealed fixed-size file
+    /// is loaded without changing it; one in use, or left in use by a killed run, is opened
+    /// as the file-backed filter it is (closing it then seals it); a growing state is opened
+    /// with its layers. A later layer's file named on its own (`s.bloom.1`) is refused,
+    /// naming the state it belongs to.
+    pub(crate) fn inspect(path: &Path) -> Result<Filter, Failure> {
+        let fail = |e: Error| Failure::Io(format!("{}: {e}", path.display()));
+        match BloomFilter::load(path) {
+            Ok(f) => Ok(Filter::Fixed(f)),
+            Err(Error::InUse) => Ok(Filter::Fixed(
+                BloomFilter::open_file_existing(path).map_err(fail)?,
+            )),
+            Err(Error::InvalidSnapshot(why)) if why.contains("GrowableBloomFilter") => {
+                if let Some(first) = first_layer_of(path) {
+                    return Err(Failure::Io(format!(
+                        "{} is a layer of the growing state {}: name that file (its layers \
+                         come with it)",
+                        path.display(),
+                        first.display()
+                    )));
+                }
+                Ok(Filter::Growing(
+                    GrowableBloomFilter::open_file_existing(path).map_err(fail)?,
+                ))
+            }
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    /// `insert_if_absent` for every line, answers in `out`, through the filter's batched
+    /// call (blocks prefetched ahead, so a large filter's cache misses overlap): `true`
+    /// for exactly the lines this call won, in every process sharing the filter.
+    pub(crate) fn insert_if_absent_batch(&self, lines: &[Line<'_>], out: &mut [bool]) {
+        match self {
+            Filter::Fixed(f) => f.insert_if_absent_batch(lines, out),
+            Filter::Growing(g) => {
+                let hashes: Vec<_> = lines.iter().map(|l| g.key_hash(l)).collect();
+                g.insert_if_absent_hashes(&hashes, out);
+            }
+        }
+    }
+
+    /// Room for `n` more new lines at the target rate: a growing filter adds its next layer
+    /// now if it must, and says why if it cannot. A fixed filter has its capacity.
+    pub(crate) fn try_reserve(&self, n: u64) -> Result<(), Error> {
+        match self {
+            Filter::Fixed(_) => Ok(()),
+            Filter::Growing(g) => g.try_reserve(n),
+        }
+    }
+
+    pub(crate) fn target_fpr(&self) -> f64 {
+        match self {
+            Filter::Fixed(f) => f.target_fpr(),
+            Filter::Growing(g) => g.target_fpr(),
+        }
+    }
+
+    pub(crate) fn estimated_fpr(&self) -> f64 {
+        match self {
+            Filter::Fixed(f) => f.estimated_fpr(),
+            Filter::Growing(g) => g.estimated_fpr(),
+        }
+    }
+
+    pub(crate) fn seed(&self) -> u128 {
+        match self {
+            Filter::Fixed(f) => f.seed(),
+            Filter::Growing(g) => g.seed(),
+        }
+    }
+
+    fn block_bits(&self) -> u32 {
+        match self {
+            Filter::Fixed(f) => f.block_bits(),
+            Filter::Growing(_) => 512,
+        }
+    }
+
+    /// Bits and bytes of memory.
+    pub(crate) fn size(&self) -> (u64, usize) {
+        match self {
+            Filter::Fixed(f) => (f.num_bits(), f.memory_bytes()),
+            Filter::Growing(g) => (8 * g.memory_bytes() as u64, g.memory_bytes()),
+        }
+    }
+
+    /// Flushes and (if last) seals a state's files.
+    pub(crate) fn close(self) -> Result<(), Error> {
+        match self {
+            Filter::Fixed(f) => f.close(),
+            Filter::Growing(g) => g.close(),
+        }
+    }
+
+    /// What to warn about at the end: a fixed filter past its capacity.
+    pub(crate) fn warning(&self, what: &str) -> Option<String> {
+        match self {
+            Filter::Fixed(f) if f.estimated_len() > f.capacity() => Some(format!(
+                "{what} holds more lines than its capacity ({}): its false-positive rate is now \
+                 {:.4}% (target {}%); start a new state with a larger --capacity, or without \
+                 --capacity for one that grows",
+                f.capacity(),
+                100.0 * f.estimated_fpr(),
+                100.0 * f.target_fpr()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The first file of the growing state whose later layer `path` is (`s.bloom` for
+/// `s.bloom.1`), if it is one.
+fn first_layer_of(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let (stem, n) = name.rsplit_once('.')?;
+    n.parse::<usize>().ok().filter(|&n| n >= 1)?;
+    let first = path.with_file_name(stem);
+    let chain = GrowableBloomFilter::open_file_existing(&first).ok()?;
+    let same = |a: &Path, b: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    };
+    let layers = chain.layer_paths();
+    layers[1..].iter().any(|l| same(l, path)).then_some(first)
+}
