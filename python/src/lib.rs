@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 use blockbloom::KeyHash;
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyConnectionError, PyException, PyOSError, PyOverflowError, PyTypeError, PyValueError,
+    PyConnectionError, PyException, PyMemoryError, PyOSError, PyOverflowError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -231,6 +231,9 @@ fn err(e: blockbloom::Error) -> PyErr {
                 None => PyOSError::new_err(message),
             }
         }
+        // Something in the way of a file-backed chain's layers: "file exists".
+        E::ForeignLayer { .. } => PyOSError::new_err((17, e.to_string())),
+        E::AllocationFailed { .. } => PyMemoryError::new_err(e.to_string()),
         E::BadMagic
         | E::UnsupportedVersion(_)
         | E::UnknownHash(_)
@@ -730,6 +733,20 @@ impl GrowableBloomFilter {
     /// nothing in memory. `OSError` if the write-back fails.
     fn flush(&self) -> PyResult<()> {
         self.inner.flush().map_err(err)
+    }
+    /// Makes room for `additional` more new keys at the target rate: if the last layer
+    /// cannot take that many more, the next layer is added now. Raises where that fails —
+    /// `OSError` for a file-backed chain (no space, no permission to create the file, or,
+    /// errno 17, something in the way of its next file), `MemoryError` in memory — so that
+    /// a caller can stop, or at least say so, before the rate rises past `target_fpr`.
+    ///
+    /// >>> from blockbloom import GrowableBloomFilter
+    /// >>> f = GrowableBloomFilter(1000, 0.01)
+    /// >>> f.try_reserve(3000)
+    /// >>> f.num_layers
+    /// 3
+    fn try_reserve(&self, py: Python<'_>, additional: u64) -> PyResult<()> {
+        py.detach(|| self.inner.try_reserve(additional)).map_err(err)
     }
     /// How many filters the chain has (a new, larger one is added when the last is full).
     #[getter]

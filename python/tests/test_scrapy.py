@@ -192,6 +192,35 @@ def test_redis_dupefilter_through_restarts_and_an_outage(redis_server, caplog):
     assert stats.values["blockbloom/redis_errors"] == 3
 
 
+def test_bloom_dupefilter_that_cannot_grow_says_so(tmp_path, caplog):
+    """A JOBDIR filter whose next file cannot be made (a directory in its way, put there
+    after the crawl started) keeps deciding requests, logs the cause as an error once, and
+    counts every request decided past its capacity; once the cause is gone it grows again."""
+    pytest.importorskip("scrapy")
+    from scrapy import Request
+    from scrapy.utils.request import RequestFingerprinter
+
+    from blockbloom.scrapy import BloomDupeFilter
+
+    stats = Stats()
+    df = BloomDupeFilter(str(tmp_path), capacity=100, fpr=1e-3, fingerprinter=RequestFingerprinter(), stats=stats)
+    blocker = tmp_path / "blockbloom.seen.1"
+    blocker.mkdir()
+    caplog.clear()
+    seen = [df.request_seen(Request(f"http://127.0.0.1/{i}")) for i in range(150)]
+    assert seen.count(True) <= 2
+    past = stats.values["blockbloom/requests_past_capacity"]
+    assert 50 <= past <= 51, past
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "blockbloom.seen.1" in errors[0].getMessage()
+    assert df.seen.num_layers == 1 and df.seen.growth_failed
+    blocker.rmdir()
+    assert not df.request_seen(Request("http://127.0.0.1/after"))
+    assert stats.values["blockbloom/requests_past_capacity"] == past
+    assert df.seen.num_layers == 2
+    df.close("finished")
+
+
 def test_redis_url_from_scrapy_redis_settings():
     """The server is found from scrapy-redis' settings as its scheduler finds it."""
     pytest.importorskip("scrapy")

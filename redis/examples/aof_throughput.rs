@@ -1,5 +1,5 @@
 //! URLs/s and append-only-file bytes of `insert_if_absent_many`, on a 50%-repeat stream and
-//! a crawl's link stream (97% repeats), with the default plain commands (read the keys'
+//! a crawl's link stream (97% repeats), with the default two steps (read the keys'
 //! blocks, then set only the missing bits) and with the Lua function
 //! (`direct_bitfield(false)`). Builds of blockbloom-redis before the shard headers ran the
 //! same source with one `BITFIELD` setting every bit of every key as their default.
@@ -60,7 +60,7 @@ fn main() {
             let rate = keys.len() as f64 / t.elapsed().as_secs_f64();
             let grown = info(&mut c, "aof_current_size") - before;
             let call = if direct {
-                "plain commands (default; before: one BITFIELD setting every bit)"
+                "two steps: read, then bb_or (default)"
             } else {
                 "Lua function"
             };

@@ -7,8 +7,17 @@
 -- persistence or an eviction) or another incarnation — is not touched: the call answers
 -- {0, header} and the client handles the loss.
 --
+-- Setting bits: each key's bits lie in one 64-byte block. A call reads each block it
+-- touches once (GETRANGE), ORs the keys' bits in, in order (a key is new iff one of its
+-- bits was 0), and writes back only the changed bytes of each block with one SETRANGE.
+-- Redis replicates a function by its effects, so the AOF and the replicas get those
+-- SETRANGEs: about 60 bytes plus the changed span (at most 64) per new key, nothing for a
+-- repeat.
+--
 -- Set/get: ARGV[1] = incarnation (8 bytes), ARGV[2] = k, then k bit offsets per key
 -- (padded by repeating an offset). Answers {1, a1, a2, ...}, one answer per key.
+-- Or: ARGV[1] = incarnation, then per key a count c and c bit offsets (the bits a read
+-- found missing). Answers {1, a1, a2, ...}.
 
 local MAX_ARGS = 7000 -- BITFIELD arguments per redis.call (Lua's unpack limit is ~8000)
 
@@ -45,38 +54,81 @@ local function batch_bits(key, args)
   return k, (#args - 2) / k, offs, read_bits(key, offs)
 end
 
--- insert_if_absent: 1 = new (was absent), 0 = present before. Reads the batch's bits,
--- then sets only the missing ones (so duplicates write nothing: no AOF or replica
--- traffic); a key is new iff one of its SETs found a 0, so a key repeated in the batch is
--- new only once.
+-- The 64-byte block starting at byte `start`, read once per call: its byte values, and the
+-- span of bytes changed so far (lo..hi; hi = 0: none).
+local function block_at(key, blocks, order, start)
+  local b = blocks[start]
+  if not b then
+    b = {string.byte(redis.call('GETRANGE', key, start, start + 63), 1, -1)}
+    for i = #b + 1, 64 do b[i] = 0 end
+    b.lo, b.hi = 65, 0
+    blocks[start] = b
+    order[#order + 1] = start
+  end
+  return b
+end
+
+-- Sets bit `o` (Redis numbering: bit 0 is the most significant of byte 0) in its block;
+-- 1 if it was 0.
+local function set_bit(key, blocks, order, o)
+  local b = block_at(key, blocks, order, math.floor(o / 512) * 64)
+  local p = o % 512
+  local i = math.floor(p / 8) + 1
+  local m = 2 ^ (7 - p % 8)
+  if bit.band(b[i], m) ~= 0 then return 0 end
+  b[i] = bit.bor(b[i], m)
+  if i < b.lo then b.lo = i end
+  if i > b.hi then b.hi = i end
+  return 1
+end
+
+-- Writes the changed span of every block touched.
+local function write_blocks(key, blocks, order)
+  for _, start in ipairs(order) do
+    local b = blocks[start]
+    if b.hi > 0 then
+      redis.call('SETRANGE', key, start + b.lo - 1, string.char(unpack(b, b.lo, b.hi)))
+    end
+  end
+end
+
+-- insert_if_absent: 1 = new (was absent), 0 = present before. Sets the keys' bits in
+-- order, so that a key repeated in the batch is new only once; duplicates write nothing
+-- (no AOF or replica traffic).
 local function bb_set(keys, args)
   local key = keys[1]
-  local k, n, offs, old = batch_bits(key, args)
-  if not k then return {0, n} end
-  local out = {1}
-  local set, owner = {}, {}
-  for j = 0, n - 1 do
-    out[j + 2] = 0
+  local ok, h = header_ok(key, args[1])
+  if not ok then return {0, h} end
+  local k = tonumber(args[2])
+  local blocks, order, out = {}, {}, {1}
+  for j = 0, (#args - 2) / k - 1 do
+    local new = 0
     for b = 1, k do
-      if old[j * k + b] == 0 then
-        set[#set + 1] = offs[j * k + b]
-        owner[#owner + 1] = j + 2
-      end
+      if set_bit(key, blocks, order, tonumber(args[2 + j * k + b])) == 1 then new = 1 end
     end
+    out[j + 2] = new
   end
-  local i = 1
-  while i <= #set do
-    local cmd = {}
-    local last = math.min(#set, i + math.floor(MAX_ARGS / 4) - 1)
-    for j = i, last do
-      cmd[#cmd + 1] = 'SET'; cmd[#cmd + 1] = 'u1'; cmd[#cmd + 1] = set[j]; cmd[#cmd + 1] = 1
+  write_blocks(key, blocks, order)
+  return out
+end
+
+-- The second step of the client's two-step insert: sets the bits its read found missing
+-- (per key: a count, then the offsets); 1 = a bit of the key was still 0 (it is new).
+local function bb_or(keys, args)
+  local key = keys[1]
+  local ok, h = header_ok(key, args[1])
+  if not ok then return {0, h} end
+  local blocks, order, out = {}, {}, {1}
+  local i = 2
+  while i <= #args do
+    local c, new = tonumber(args[i]), 0
+    for j = 1, c do
+      if set_bit(key, blocks, order, tonumber(args[i + j])) == 1 then new = 1 end
     end
-    local r = redis.call('BITFIELD', key, unpack(cmd))
-    for j = 1, #r do
-      if r[j] == 0 then out[owner[i + j - 1]] = 1 end
-    end
-    i = last + 1
+    out[#out + 1] = new
+    i = i + c + 1
   end
+  write_blocks(key, blocks, order)
   return out
 end
 
@@ -134,16 +186,22 @@ local function bb_reincarnate(keys, args)
   return r
 end
 
--- Arms a shard: ARGV[1] = a header (64 bytes), then any number of incarnations (8 bytes
--- each) that it may replace; a missing header (an absent or all-zero prefix) is always
--- replaced. Returns the shard's header afterwards.
+-- Arms a shard: ARGV[1] = a header (64 bytes), ARGV[2] = the shard's length in bytes,
+-- then any number of incarnations (8 bytes each) that it may replace; a missing header (an
+-- absent or all-zero prefix) is always replaced. A missing shard is created at its full
+-- length in one allocation (SETRANGE of its last byte), so that its memory is its bits from
+-- the first insert on (a string grown piecemeal is over-allocated at each growth). Returns
+-- the shard's header afterwards.
 local function bb_arm(keys, args)
   local h = redis.call('GETRANGE', keys[1], 0, 63)
   local replace = (h == '') or (string.sub(h, 1, 8) == string.rep('\0', 8))
-  for i = 2, #args do
+  for i = 3, #args do
     if string.sub(h, 1, 8) == args[i] then replace = true end
   end
   if replace then
+    if redis.call('EXISTS', keys[1]) == 0 then
+      redis.call('SETRANGE', keys[1], tonumber(args[2]) - 1, '\0')
+    end
     redis.call('SETRANGE', keys[1], 0, args[1])
     h = args[1]
   end

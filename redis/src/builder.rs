@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use blockbloom::math;
 
-use crate::meta::{self, Meta, Stored, SHARD_HEADER_BYTES};
+use crate::meta::{self, Meta, Stored};
 use crate::server::{meta_reply, Call, Op};
 use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
 
@@ -53,9 +53,12 @@ impl RedisBuilder {
         self.seed = Some(seed);
         self
     }
-    /// Largest shard in bytes, rounded down to whole blocks (default
+    /// Largest shard in bytes (default
     /// [`DEFAULT_SHARD_BYTES`](crate::DEFAULT_SHARD_BYTES), at most [`MAX_SHARD_BYTES`]).
-    /// Smaller shards spread a filter over more cluster nodes. The creator's choice: a
+    /// Smaller shards spread a filter over more cluster nodes. Within this bound the shards
+    /// are sized to fill the memory Redis' allocator gives them (its size classes are up to
+    /// 25% apart), so that a filter's keys take about its bits in Redis memory; a filter
+    /// then often has two shards where one would fit. The creator's choice: a
     /// process that opens an existing filter without naming a size uses the stored one,
     /// and naming another is an [`Error::Conflict`].
     pub fn shard_bytes(mut self, bytes: u64) -> Self {
@@ -67,19 +70,17 @@ impl RedisBuilder {
         self.timeout = t;
         self
     }
-    /// How a batch reaches the bits. `true` (the default): plain commands — per shard, each
-    /// key's 64-byte block is read with `GETRANGE` (and the shard's header after them, with
-    /// `BITFIELD_RO shard GET i64 0`), then only the missing bits are set with one
-    /// `BITFIELD shard GET i64 0 SET u1 <offset> 1 …`, each step one pipelined round trip
-    /// (the second skipped when nothing is missing); a key is new iff one of its SETs found
-    /// a 0, which keeps at most one winner across processes (the argument is at
-    /// `two_step_set` in the source). `false`: one round trip to the `bb_set_v2` /
-    /// `bb_get_v2` Lua function (or script), which reads the bits and sets the missing ones
-    /// atomically on the server. Both write only bits that change (so repeats cost no AOF
-    /// bytes and no replica traffic) and check the shard's header (a lost shard is
-    /// [`Error::StateLost`]; the plain SET may have written into it first, which only adds
-    /// bits). `examples/aof_throughput.rs` measures both: the plain commands were 2–5×
-    /// faster on a shared 2-core machine.
+    /// How an insert reaches the bits. `true` (the default): in two steps — per shard, each
+    /// key's 64-byte block is read with plain `GETRANGE`s (and the shard's header after
+    /// them, with `BITFIELD_RO shard GET i64 0`), then only the keys with missing bits are
+    /// sent to the `bb_or_v3` function, which sets those bits; each step is one pipelined
+    /// round trip (the second skipped when nothing is missing), and a key is new iff one of
+    /// its bits was still 0 when set, which keeps at most one winner across processes (the
+    /// argument is at `two_step_set` in the source). `false`: one round trip to the
+    /// `bb_set_v3` / `bb_get_v3` function (or script), which reads and sets the bits
+    /// atomically on the server. Both write only the bytes that change (so repeats cost no
+    /// AOF bytes and no replica traffic) and check the shard's header (a lost shard is
+    /// [`Error::StateLost`]). `examples/aof_throughput.rs` measures both.
     pub fn direct_bitfield(mut self, on: bool) -> Self {
         self.direct = on;
         self
@@ -121,17 +122,24 @@ impl RedisBuilder {
             hashes: k,
             capacity,
             fpr: self.fpr,
-            // One block of each shard is its header.
-            shard_blocks: (shard_bytes / BLOCK_BYTES - SHARD_HEADER_BYTES / BLOCK_BYTES)
-                .min(blocks),
+            shard_blocks: meta::shard_blocks_for(blocks, shard_bytes),
         })
     }
 
     /// What was asked of a filter found `stored`: `proposed`, with the stored shard size
     /// where none was named (the creator's choice, see [`shard_bytes`](Self::shard_bytes)).
+    /// A named size is met by the stored one it gives (the shards fitted to the
+    /// allocator below it), or by the one it gave before shards were fitted (whole blocks
+    /// below it), so that filters made by earlier versions open as before.
     fn asked(&self, proposed: &Meta, stored: &Meta) -> Meta {
         let mut asked = proposed.clone();
-        if self.shard_bytes.is_none() {
+        let earlier = |bytes: u64| {
+            (bytes / BLOCK_BYTES - meta::SHARD_HEADER_BYTES / BLOCK_BYTES).min(stored.blocks)
+        };
+        if self
+            .shard_bytes
+            .map_or(true, |b| stored.shard_blocks == earlier(b))
+        {
             asked.shard_blocks = stored.shard_blocks;
         }
         asked
@@ -295,6 +303,20 @@ impl RedisBloomFilter {
         }
     }
 
+    /// Best effort: deletes every shard whose header holds `incarnation`.
+    fn disarm(&mut self, incarnation: u64) {
+        for i in 0..self.num_shards() {
+            if let Ok(Some(h)) = self.shard_header(i) {
+                if h.incarnation == incarnation {
+                    let key = self.shard_key(i);
+                    let _ = self.with_key(&key.clone(), |c| {
+                        redis::cmd("DEL").arg(&key).query::<i64>(c)
+                    });
+                }
+            }
+        }
+    }
+
     /// The parameter hash, if present (checked: [`Error::BadMeta`] if damaged or edited).
     fn read_meta(&mut self) -> Result<Option<Stored>> {
         let key = self.meta_key.clone();
@@ -314,7 +336,13 @@ impl RedisBloomFilter {
             incarnation: meta::new_incarnation(),
         };
         self.set_meta(mine.clone());
-        self.arm_all(&[])?;
+        if let Err(e) = self.arm_all(&[]) {
+            // Shards are allocated whole: a filter that does not fit (`OOM` under
+            // `maxmemory`) fails here. Nobody else uses our incarnation (the parameter hash
+            // is not written yet), so the shards armed with it are removed again.
+            self.disarm(mine.incarnation);
+            return Err(e);
+        }
         let head = meta.field_args(mine.incarnation);
         let key = self.meta_key.clone();
         let reply = self.run_one(Call {

@@ -36,18 +36,28 @@
 //!   exist.
 //! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does) and
 //!   groups a batch by shard. By default the client reads each key's 64-byte block
-//!   (`GETRANGE`, then the shard header's incarnation after them), then one `BITFIELD … SET`
-//!   per shard sets only the bits found missing (each step one pipelined round trip for all
-//!   shards; the SET also reads the header, atomically with its bits): a key already present
-//!   writes nothing, so a crawl's repeats cost no AOF bytes and no replica traffic. A key is
-//!   new iff one of its SETs found a 0; since a SET covers every bit of the key that its read
-//!   found missing, after the first SET that flips a bit of a key all its bits are 1, so two
-//!   processes can never both get `true` for one new key (and a key repeated in a batch is
-//!   new at most once). With [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the
-//!   same read-then-set runs inside a Redis Function (`FUNCTION LOAD`, library
-//!   `blockbloom_v2`; `EVALSHA` scripts where functions are unavailable), atomically and in
-//!   one round trip. Creating the parameter hash always goes through the function (or
-//!   script), so that exactly one process creates it.
+//!   (`GETRANGE`, then the shard header's incarnation after them), then, per shard with keys
+//!   whose bits were found missing, one call of the `bb_or` function sets those bits (each
+//!   step one pipelined round trip for all shards; the call also checks the header,
+//!   atomically with its bits): a key already present writes nothing, so a crawl's repeats
+//!   cost no AOF bytes and no replica traffic. `bb_or` ORs the bits into their blocks and
+//!   writes back each block's changed bytes with one `SETRANGE`, which is all that Redis
+//!   puts in the AOF and sends to replicas (functions replicate by their effects): about
+//!   100 bytes per new key. A key is new iff one of its bits was still 0 when `bb_or` set
+//!   it; since the call covers every bit of the key that its read found missing, after the
+//!   first call that flips a bit of a key all its bits are 1, so two processes can never
+//!   both get `true` for one new key (and a key repeated in a batch is new at most once).
+//!   With [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the read and the set run
+//!   together inside the function, in one round trip. The functions are a Redis Functions
+//!   library (`FUNCTION LOAD`, `blockbloom_v3`), or `EVALSHA` scripts where functions are
+//!   unavailable. Creating the parameter hash always goes through them, so that exactly one
+//!   process creates it.
+//! * **Memory**: a filter's shards are created at their full length, each in one allocation,
+//!   when the filter is created (a string grown piecemeal is over-allocated at every
+//!   growth), and their sizes are chosen to fill the size classes of Redis' allocator; so
+//!   `MEMORY USAGE` of a filter's keys is its bits within about 1.5% from the first insert on
+//!   (`tests/memory.rs` measures it on a server and a cluster), and a filter that does not
+//!   fit under `maxmemory` is refused at create (`OOM`), leaving nothing behind.
 //!
 //! # Faults
 //! Every failure is an [`Error`]; no call ever answers `true`/`false` for a key whose state
@@ -86,7 +96,7 @@
 //! The filter is only as durable as Redis. For a crawl frontier, run Redis with
 //! `appendonly yes` and `appendfsync everysec` (at most about a second of inserts lost in a
 //! crash: those URLs are fetched again) or `appendfsync always` (nothing acknowledged is
-//! lost, at a throughput cost). Only bits that change reach the AOF and the replicas.
+//! lost, at a throughput cost). Only bytes that change reach the AOF and the replicas.
 //! [`wait_for_replicas`](RedisBloomFilter::wait_for_replicas) (`WAIT`) makes the inserts so
 //! far survive a failover to a replica that acknowledged them. Functions are persisted and
 //! replicated with the data; scripts are not (they are reloaded automatically).
@@ -120,6 +130,25 @@ use server::{meta_reply, Call, Mode, Op};
 
 /// Bytes per block.
 const BLOCK_BYTES: u64 = 64;
+
+/// The per-key answers of a function call (`{1, a1, a2, …}`), or `None` if the shard's
+/// header was not the caller's incarnation (`{0, header}`).
+fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
+    let answers: Vec<i64> = match reply {
+        Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
+            redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
+        }
+        Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => return Ok(None),
+        other => return Err(Error::Protocol(format!("reply {other:?}"))),
+    };
+    if answers.len() != keys {
+        return Err(Error::Protocol(format!(
+            "{} answers for {keys} keys",
+            answers.len()
+        )));
+    }
+    Ok(Some(answers))
+}
 /// Default largest shard (64 MiB, far below Redis' 512 MB string limit).
 pub const DEFAULT_SHARD_BYTES: u64 = 64 << 20;
 /// Redis' largest string.
@@ -325,23 +354,10 @@ impl RedisBloomFilter {
         let replies = self.run_calls(&calls)?;
         let mut lost = None;
         for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
-            let answers: Vec<i64> = match reply {
-                Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
-                    redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
-                }
-                Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => {
-                    lost.get_or_insert(call.key.clone());
-                    continue;
-                }
-                other => return Err(Error::Protocol(format!("reply {other:?}"))),
+            let Some(answers) = answers(reply, idx.len())? else {
+                lost.get_or_insert(call.key.clone());
+                continue;
             };
-            if answers.len() != idx.len() {
-                return Err(Error::Protocol(format!(
-                    "{} answers for {} keys",
-                    answers.len(),
-                    idx.len()
-                )));
-            }
             for (&i, r) in idx.iter().zip(answers) {
                 out[i] = r == 1;
             }
@@ -350,19 +366,6 @@ impl RedisBloomFilter {
             return Err(self.recover(&shard));
         }
         Ok(out)
-    }
-
-    /// The bits of a plain `BITFIELD` reply (`GET i64 0` first): `None` if the shard's
-    /// header is not our incarnation's.
-    fn direct_bits(&self, reply: &Value, bits: usize) -> Result<Option<Vec<i64>>> {
-        let v: Vec<i64> = redis::from_redis_value(reply)?;
-        if v.first() != Some(&(self.incarnation as i64)) {
-            return Ok(None);
-        }
-        if v.len() != 1 + bits {
-            return Err(Error::Protocol(format!("{} bits for {bits}", v.len() - 1)));
-        }
-        Ok(Some(v[1..].to_vec()))
     }
 
     /// Reads the blocks of the keys of each call (`Op::Read`: one `GETRANGE` per key, then
@@ -440,14 +443,15 @@ impl RedisBloomFilter {
         Ok(out)
     }
 
-    /// `insert_if_absent_many` with plain commands, in two steps per shard: read the keys'
-    /// blocks (one `GETRANGE` each), then set only the missing bits (`BITFIELD … SET`),
-    /// each step one pipelined round trip, so that keys already present write nothing. A
-    /// key is new iff one of *its* SETs found a 0. At most one winner across processes:
-    /// a call's SET covers every bit of the key that its read found missing, so after
-    /// the first SET that flips any bit of a key all its bits are 1, and every later SET of
-    /// that key finds only 1s (bits never go back to 0); the same holds for a key repeated
-    /// in one batch, whose SETs run in order within one command.
+    /// `insert_if_absent_many` in two steps per shard: read the keys' blocks (plain
+    /// `GETRANGE`s), then set only the missing bits (`bb_or`, which ORs them into their
+    /// blocks and writes back the changed bytes), each step one pipelined round trip, so
+    /// that keys already present write nothing. A key is new iff one of *its* bits was still
+    /// 0 when `bb_or` set it. At most one winner across processes: a call's `bb_or` covers
+    /// every bit of the key that its read found missing and runs atomically, so after the
+    /// first `bb_or` that flips any bit of a key all its bits are 1, and every later one
+    /// finds only 1s (bits never go back to 0); the same holds for a key repeated in one
+    /// batch, whose bits are set in order within one call.
     fn two_step_set(
         &mut self,
         n: usize,
@@ -459,22 +463,26 @@ impl RedisBloomFilter {
             Ok(b) => b,
             Err(shard) => return Err(self.recover(&shard)),
         };
+        let inc = self.incarnation.to_be_bytes().to_vec();
         let (mut sets, mut owners) = (Vec::new(), Vec::new());
         for ((idx, call), bits) in indices.iter().zip(&calls).zip(read) {
-            let (mut nums, mut owner) = (vec![0u64], Vec::new());
+            let (mut nums, mut owner) = (Vec::new(), Vec::new());
             for (j, &i) in idx.iter().enumerate() {
-                for b in 0..k {
-                    if bits[j * k + b] == 0 {
-                        nums.push(call.nums[1 + j * k + b]);
-                        owner.push(i);
-                    }
+                let missing: Vec<u64> = (0..k)
+                    .filter(|&b| bits[j * k + b] == 0)
+                    .map(|b| call.nums[1 + j * k + b])
+                    .collect();
+                if !missing.is_empty() {
+                    nums.push(missing.len() as u64);
+                    nums.extend(missing);
+                    owner.push(i);
                 }
             }
             if !owner.is_empty() {
                 sets.push(Call {
-                    op: Op::Set,
+                    op: Op::Or,
                     key: call.key.clone(),
-                    head: Vec::new(),
+                    head: vec![inc.clone()],
                     nums,
                 });
                 owners.push(owner);
@@ -484,12 +492,12 @@ impl RedisBloomFilter {
         let mut lost: Option<String> = None;
         let replies = self.run_calls(&sets)?;
         for ((owner, call), reply) in owners.iter().zip(&sets).zip(replies) {
-            let Some(old) = self.direct_bits(&reply, owner.len())? else {
+            let Some(answers) = answers(reply, owner.len())? else {
                 lost.get_or_insert(call.key.clone());
                 continue;
             };
-            for (&i, bit) in owner.iter().zip(old) {
-                out[i] |= bit == 0;
+            for (&i, a) in owner.iter().zip(answers) {
+                out[i] = a == 1;
             }
         }
         if let Some(shard) = lost {
@@ -539,14 +547,20 @@ impl RedisBloomFilter {
     /// Writes our header into every shard whose header is missing or holds one of the
     /// incarnations `replace` (one pipelined call per shard).
     pub(crate) fn arm_all(&mut self, replace: &[u64]) -> Result<()> {
-        let mut head = vec![self.meta.header(self.incarnation).to_vec()];
-        head.extend(replace.iter().map(|i| i.to_be_bytes().to_vec()));
+        let header = self.meta.header(self.incarnation).to_vec();
         let calls: Vec<Call> = (0..self.num_shards())
-            .map(|s| Call {
-                op: Op::Arm,
-                key: self.shard_key(s),
-                head: head.clone(),
-                nums: Vec::new(),
+            .map(|s| {
+                let mut head = vec![
+                    header.clone(),
+                    self.meta.shard_len(s).to_string().into_bytes(),
+                ];
+                head.extend(replace.iter().map(|i| i.to_be_bytes().to_vec()));
+                Call {
+                    op: Op::Arm,
+                    key: self.shard_key(s),
+                    head,
+                    nums: Vec::new(),
+                }
             })
             .collect();
         self.run_calls(&calls).map(drop)

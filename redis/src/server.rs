@@ -8,13 +8,18 @@ use crate::{net, Error, RedisBloomFilter, Result};
 /// The Lua source of the server side (see `src/blockbloom.lua`).
 const LUA: &str = include_str!("blockbloom.lua");
 /// Name of the function library; bump the suffix when the Lua changes incompatibly.
-const LIBRARY: &str = "blockbloom_v2";
+const LIBRARY: &str = "blockbloom_v3";
+/// Suffix of the function names in [`LIBRARY`].
+const VERSION: &str = "_v3";
 
 /// A server-side operation on one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
     /// Set a batch's missing bits in a shard, answering whether each key was new.
     Set,
+    /// Set the bits a read found missing (the second step of the two-step insert),
+    /// answering whether each key was new.
+    Or,
     /// Read a batch's bits in a shard, answering whether each key is present.
     Get,
     /// Create the parameter hash unless it exists.
@@ -29,12 +34,13 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    const ALL: [Op; 5] = [Op::Set, Op::Get, Op::Meta, Op::Reincarnate, Op::Arm];
+    const ALL: [Op; 6] = [Op::Set, Op::Or, Op::Get, Op::Meta, Op::Reincarnate, Op::Arm];
 
     /// The Lua function body that runs it.
     fn body(self) -> &'static str {
         match self {
             Op::Set => "bb_set",
+            Op::Or => "bb_or",
             Op::Get => "bb_get",
             Op::Meta => "bb_meta",
             Op::Reincarnate => "bb_reincarnate",
@@ -51,7 +57,8 @@ impl Op {
 }
 
 /// One server-side call: the operation, its key, its leading byte-string arguments (the
-/// incarnation; a header), then its integer arguments (`k` and the bit offsets).
+/// incarnation; a header), then its integer arguments (`k` and the bit offsets; the
+/// counts and offsets of `Or`; a shard's length).
 #[derive(Clone, Debug)]
 pub(crate) struct Call {
     pub(crate) op: Op,
@@ -90,7 +97,7 @@ impl RedisBloomFilter {
                     ""
                 };
                 code.push_str(&format!(
-                    "redis.register_function{{function_name='{}_v2', callback={}{flags}}}\n",
+                    "redis.register_function{{function_name='{}{VERSION}', callback={}{flags}}}\n",
                     op.body(),
                     op.body()
                 ));
@@ -163,25 +170,8 @@ impl RedisBloomFilter {
                 .arg(0);
             return;
         }
-        if self.direct && matches!(op, Op::Set | Op::Get) {
-            // One BITFIELD command: the header's incarnation, then all SETs (GETs) of the
-            // batch's keys in this shard, run atomically, answering each bit's old value.
-            let cmd = if op == Op::Set {
-                "BITFIELD"
-            } else {
-                "BITFIELD_RO"
-            };
-            let c = pipe.cmd(cmd).arg(&call.key).arg("GET").arg("i64").arg(0);
-            for &o in &call.nums[1..] {
-                match op {
-                    Op::Set => c.arg("SET").arg("u1").arg(o).arg(1),
-                    _ => c.arg("GET").arg("u1").arg(o),
-                };
-            }
-            return;
-        }
         let cmd = match &self.mode {
-            Mode::Functions => pipe.cmd("FCALL").arg(format!("{}_v2", op.body())),
+            Mode::Functions => pipe.cmd("FCALL").arg(format!("{}{VERSION}", op.body())),
             Mode::Scripts(shas) => {
                 let i = Op::ALL.iter().position(|&o| o == op).expect("listed");
                 pipe.cmd("EVALSHA").arg(shas[i].as_str())

@@ -277,9 +277,12 @@ fn eviction_is_refused_or_reported() {
     assert!(silently_new < keys.len() / 2);
 }
 
-/// `noeviction` at `maxmemory`: an insert that needs memory is an error (`OOM`), never a
-/// wrong answer; every key acknowledged before stays, repeats keep being answered (they
-/// write nothing, so they need no memory), and inserts work again once memory is raised.
+/// `noeviction` at `maxmemory`. A filter's shards are allocated whole when it is created, so
+/// one that does not fit is refused at create (`OOM`), leaving nothing behind. One that
+/// fits keeps working once the server is full: an insert of a new key is then an
+/// error (`OOM`: Redis refuses writes past `maxmemory`), never a wrong answer; every key
+/// acknowledged before stays, repeats keep being answered (they write nothing), and inserts
+/// work again once memory is raised.
 #[test]
 fn a_full_server_refuses_inserts_and_keeps_answering_repeats() {
     if !common::available() {
@@ -291,36 +294,50 @@ fn a_full_server_refuses_inserts_and_keeps_answering_repeats() {
         "--appendonly",
         "no",
         "--maxmemory",
-        "4mb",
+        "16mb",
         "--maxmemory-policy",
         "noeviction",
     ]);
-    // 9.6 MB of bits in 64 KiB shards, each grown to its full length by its first insert:
-    // one key at a time, the server fills up after some tens of shards.
-    let mut f = RedisBloomFilter::builder(&s.url(), "full")
-        .capacity(8_000_000)
+    let is_oom = |e: &Error| matches!(e, Error::Redis(r) if r.code() == Some("OOM"));
+    // 19 MB of bits in 64 KiB shards: does not fit.
+    let big = RedisBloomFilter::builder(&s.url(), "big")
+        .capacity(16_000_000)
         .fpr(0.01)
         .shard_bytes(1 << 16)
-        .open_or_create()
+        .create();
+    let e = big.expect_err("a 19 MB filter created under a 16 MB maxmemory");
+    assert!(is_oom(&e), "{e}");
+    let left: i64 = redis::cmd("DBSIZE").query(&mut s.conn()).unwrap();
+    assert_eq!(left, 0, "a refused create left keys behind");
+
+    let mut f = RedisBloomFilter::builder(&s.url(), "full")
+        .capacity(1_000_000)
+        .fpr(0.01)
+        .create()
         .unwrap();
     let keys = urls(0..100_000);
-    let mut acked = 0;
-    let oom = loop {
-        match f.insert_if_absent(&keys[acked]) {
-            Ok(new) => {
-                assert!(new);
-                acked += 1;
-            }
-            Err(e) => break e,
-        }
-        assert!(acked < 10_000, "the server never ran out of memory");
-    };
-    eprintln!("{acked} keys acknowledged, then: {oom}");
-    assert!(
-        matches!(&oom, Error::Redis(e) if e.code() == Some("OOM")),
-        "{oom}"
-    );
-    assert!(acked > 0);
+    let acked = 50_000;
+    let mut fresh = 0;
+    for chunk in keys[..acked].chunks(5_000) {
+        fresh += f
+            .insert_if_absent_many(chunk)
+            .unwrap()
+            .iter()
+            .filter(|&&x| x)
+            .count();
+    }
+    assert!(fresh > acked * 98 / 100);
+    // The server is full (other data, or a lower limit): used memory above `maxmemory`.
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("1mb")
+        .query(&mut s.conn())
+        .unwrap();
+    let oom = f
+        .insert_if_absent_many(&keys[acked..acked + 100])
+        .unwrap_err();
+    assert!(is_oom(&oom), "{oom}");
     // Repeats: answered, not new, no memory needed.
     for chunk in keys[..acked].chunks(10_000) {
         let again = f
@@ -342,8 +359,8 @@ fn a_full_server_refuses_inserts_and_keeps_answering_repeats() {
 }
 
 /// AOF bytes on a crawl's link stream (97% repeats), three times through: both ways of
-/// setting bits (plain commands, the Lua function) write only bits that change, so the AOF
-/// grows with the bits set, not with the links offered.
+/// inserting (the two-step read then set, the one-step function) write only the bytes that
+/// change, so the AOF grows with the distinct links, not with the links offered.
 #[test]
 fn duplicates_write_nothing_to_the_aof() {
     if !common::available() {
@@ -408,13 +425,14 @@ fn duplicates_write_nothing_to_the_aof() {
         );
         sizes.push((bytes, bits));
     }
-    // Only bits that change are written: at most twice the bytes of the commands that set
-    // them (`SET u1 <offset> 1` is 36 bytes in the AOF's RESP). Writing every bit of every
-    // link instead took 7,074 bytes per distinct URL here (1,266 per bit set).
-    for (bytes, bits) in sizes {
+    // Only bytes that change are written — one SETRANGE of a block's changed span per new
+    // key — so the AOF grows by at most 200 bytes per distinct URL over the three passes
+    // (the plain BITFIELD SET of each missing bit took 275 here; writing every bit of every
+    // link, 7,074).
+    for (bytes, _) in sizes {
         assert!(
-            bytes <= 2 * 36 * bits,
-            "{bytes} AOF bytes for {bits} bits set"
+            bytes as f64 <= 200.0 * distinct as f64,
+            "{bytes} AOF bytes for {distinct} distinct links"
         );
     }
 }

@@ -561,61 +561,7 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     if !common::available() {
         return;
     }
-    let mut args = vec![
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--cluster-enabled",
-        "yes",
-        "--cluster-node-timeout",
-        "3000",
-    ];
-    if let Some(pw) = password {
-        args.extend(["--requirepass", pw, "--masterauth", pw]);
-    }
-    // The bus on a free port of its own: the default, port + 10000, is past 65535 for a
-    // quarter of the ephemeral ports.
-    let nodes: Vec<Server> = (0..3)
-        .map(|_| {
-            let bus = common::free_port().to_string();
-            Server::with_args(&[&args[..], &["--cluster-port", &bus]].concat())
-        })
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|s| format!("127.0.0.1:{}", s.port))
-        .collect();
-    let mut create = std::process::Command::new("redis-cli");
-    if let Some(pw) = password {
-        create.args(["-a", pw, "--no-auth-warning"]);
-    }
-    let status = create
-        .args(["--cluster", "create"])
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("redis-cli");
-    assert!(status.success(), "redis-cli --cluster create failed");
-    // Wait until every node sees the whole cluster.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    for s in &nodes {
-        loop {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query(&mut s.conn())
-                .unwrap();
-            if info.contains("cluster_state:ok") {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "cluster did not converge"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    let nodes = common::cluster(password);
     let mut f = RedisBloomFilter::builder(&nodes[0].url(), "cl")
         .capacity(50_000)
         .fpr(0.01)

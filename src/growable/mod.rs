@@ -470,7 +470,7 @@ impl GrowableBloomFilter {
     /// ```
     /// use blockbloom::GrowableBloomFilter;
     /// let seen = GrowableBloomFilter::new(1_000, 0.01)?;
-    /// seen.try_reserve(5_000)?; // 1k + 2k + 4k: the third layer can take them
+    /// seen.try_reserve(3_000)?; // the third layer (4k) can take them all
     /// assert_eq!(seen.num_layers(), 3);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```

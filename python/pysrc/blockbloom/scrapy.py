@@ -28,7 +28,9 @@ the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOO
 (Redis only: requests a process remembers in memory to skip round trips for its repeats;
 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
 for a reply before a request is taken as new, default 5), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
-``blockbloom/redis_errors`` (requests taken as new because Redis could not answer).
+``blockbloom/redis_errors`` (requests taken as new because Redis could not answer), and
+``blockbloom/requests_past_capacity`` (requests decided while the in-process filter could
+not grow: logged as an error, see ``BloomDupeFilter.request_seen``).
 """
 
 from __future__ import annotations
@@ -159,17 +161,35 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 
     def request_seen(self, request: Any) -> bool:
         """Whether a request with this fingerprint was seen before (in this crawl, or in
-        the runs before it with the same ``JOBDIR``); records it if not."""
-        new = self.seen.insert_if_absent(self.fingerprinter.fingerprint(request))
-        if new and not self._growth_warned and self.seen.growth_failed:
+        the runs before it with the same ``JOBDIR``); records it if not.
+
+        The filter makes room before each request (``try_reserve``). If it cannot grow
+        (no space or permission for the next ``JOBDIR`` file, something in its way, no
+        memory), the request is still checked, against a filter past its capacity whose
+        rate rises above ``BLOCKBLOOM_FPR``: the cause is logged as an error once, and
+        every request decided so is counted in the stat
+        ``blockbloom/requests_past_capacity``. Growth is tried again at every request, so
+        the crawl recovers once the cause is removed."""
+        fingerprint = self.fingerprinter.fingerprint(request)
+        try:
+            self.seen.try_reserve(1)
+        except (OSError, MemoryError, ValueError) as cause:
+            self._past_capacity(cause)
+        return not self.seen.insert_if_absent(fingerprint)
+
+    def _past_capacity(self, cause: BaseException) -> None:
+        if self.stats is not None:
+            self.stats.inc_value("blockbloom/requests_past_capacity")
+        if not self._growth_warned:
             self._growth_warned = True
-            self.logger.warning(
-                "blockbloom: the dupefilter could not add a layer (%s): new requests go into "
-                "its last layer, whose false-positive rate now rises past %g",
-                "no space on disk for " + self.path + ".N?" if self.path else "out of memory?",
+            self.logger.error(
+                "blockbloom: the dupefilter cannot grow (%s): requests are now checked against "
+                "a filter past its capacity, whose false-positive rate rises above %g, so new "
+                "requests may be dropped as duplicates; each is counted in the stat "
+                "blockbloom/requests_past_capacity",
+                cause,
                 self.seen.target_fpr,
             )
-        return not new
 
     def close(self, reason: str) -> None:
         """Writes a ``JOBDIR`` state to disk (``flush``); a state file is kept whatever

@@ -151,3 +151,65 @@ impl Drop for Server {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A 3-node Redis Cluster on loopback (`redis-server --cluster-enabled yes` ×3, `redis-cli
+/// --cluster create`), every node asking for `password` if one is given; returned once
+/// every node sees the whole cluster.
+pub fn cluster(password: Option<&str>) -> Vec<Server> {
+    let mut args = vec![
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-node-timeout",
+        "3000",
+    ];
+    if let Some(pw) = password {
+        args.extend(["--requirepass", pw, "--masterauth", pw]);
+    }
+    // The bus on a free port of its own: the default, port + 10000, is past 65535 for a
+    // quarter of the ephemeral ports.
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| {
+            let bus = free_port().to_string();
+            Server::with_args(&[&args[..], &["--cluster-port", &bus]].concat())
+        })
+        .collect();
+    let addrs: Vec<String> = nodes
+        .iter()
+        .map(|s| format!("127.0.0.1:{}", s.port))
+        .collect();
+    let mut create = std::process::Command::new("redis-cli");
+    if let Some(pw) = password {
+        create.args(["-a", pw, "--no-auth-warning"]);
+    }
+    let status = create
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("redis-cli");
+    assert!(status.success(), "redis-cli --cluster create failed");
+    // Wait until every node sees the whole cluster.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for s in &nodes {
+        loop {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut s.conn())
+                .unwrap();
+            if info.contains("cluster_state:ok") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "cluster did not converge"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    nodes
+}
