@@ -9,7 +9,8 @@ use std::sync::{Mutex, PoisonError};
 use blockbloom::KeyHash;
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyConnectionError, PyException, PyMemoryError, PyOSError, PyOverflowError, PyTypeError, PyValueError,
+    PyConnectionError, PyException, PyMemoryError, PyOSError, PyOverflowError, PyTypeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -746,7 +747,8 @@ impl GrowableBloomFilter {
     /// >>> f.num_layers
     /// 3
     fn try_reserve(&self, py: Python<'_>, additional: u64) -> PyResult<()> {
-        py.detach(|| self.inner.try_reserve(additional)).map_err(err)
+        py.detach(|| self.inner.try_reserve(additional))
+            .map_err(err)
     }
     /// How many filters the chain has (a new, larger one is added when the last is full).
     #[getter]

@@ -180,7 +180,7 @@ del g
 for name in os.listdir(d):
     os.remove(os.path.join(d, name))
 
-# The Scrapy dupefilter's JOBDIR state: a warning when it cannot grow.
+# The Scrapy dupefilter's JOBDIR state: an error logged once when it cannot grow.
 import logging
 from blockbloom.scrapy import BloomDupeFilter
 class Fingerprints:
@@ -195,7 +195,7 @@ assert [df.request_seen(f"r{i}") for i in range(2)] == [False, False]
 assert not warnings
 for i in range(2, 1_000_000):  # outgrows the disk; once past that, more are taken as seen
     df.request_seen(f"r{i}")
-assert len(warnings) == 1 and "could not add a layer" in warnings[0] and "blockbloom.seen" in warnings[0], warnings
+assert len(warnings) == 1 and "cannot grow" in warnings[0] and "blockbloom.seen" in warnings[0], warnings
 df.close("finished")
 print("ok")
 """

@@ -204,6 +204,7 @@ def test_bloom_dupefilter_that_cannot_grow_says_so(tmp_path, caplog):
 
     stats = Stats()
     df = BloomDupeFilter(str(tmp_path), capacity=100, fpr=1e-3, fingerprinter=RequestFingerprinter(), stats=stats)
+    df.growth_retry_seconds = 0  # try to grow at every request
     blocker = tmp_path / "blockbloom.seen.1"
     blocker.mkdir()
     caplog.clear()

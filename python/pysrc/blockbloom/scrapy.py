@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any, Optional
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -118,6 +119,9 @@ class _LogMixin:
 class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints."""
 
+    #: Seconds between attempts to grow a filter that could not grow (see ``request_seen``).
+    growth_retry_seconds = 1.0
+
     def __init__(
         self,
         path: Optional[str] = None,
@@ -132,6 +136,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         self.fingerprinter = fingerprinter
         self.path = os.path.join(path, STATE_FILE) if path else None
         self._growth_warned = False
+        self._retry_growth_at: Optional[float] = None
         if self.path:
             # An existing state keeps its own parameters.
             if os.path.exists(self.path):
@@ -168,19 +173,24 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         memory), the request is still checked, against a filter past its capacity whose
         rate rises above ``BLOCKBLOOM_FPR``: the cause is logged as an error once, and
         every request decided so is counted in the stat
-        ``blockbloom/requests_past_capacity``. Growth is tried again at every request, so
-        the crawl recovers once the cause is removed."""
+        ``blockbloom/requests_past_capacity``. Growth is tried again every
+        ``growth_retry_seconds`` (1 s), so the crawl recovers once the cause is removed."""
         fingerprint = self.fingerprinter.fingerprint(request)
-        try:
-            self.seen.try_reserve(1)
-        except (OSError, MemoryError, ValueError) as cause:
-            self._past_capacity(cause)
+        if self._retry_growth_at is None or time.monotonic() >= self._retry_growth_at:
+            try:
+                self.seen.try_reserve(1)
+                self._retry_growth_at = None
+            except (OSError, MemoryError, ValueError) as cause:
+                self._retry_growth_at = time.monotonic() + self.growth_retry_seconds
+                self._past_capacity(cause)
+        else:
+            self._past_capacity(None)
         return not self.seen.insert_if_absent(fingerprint)
 
-    def _past_capacity(self, cause: BaseException) -> None:
+    def _past_capacity(self, cause: Optional[BaseException]) -> None:
         if self.stats is not None:
             self.stats.inc_value("blockbloom/requests_past_capacity")
-        if not self._growth_warned:
+        if cause is not None and not self._growth_warned:
             self._growth_warned = True
             self.logger.error(
                 "blockbloom: the dupefilter cannot grow (%s): requests are now checked against "
