@@ -72,15 +72,17 @@ impl RedisBuilder {
     }
     /// How an insert reaches the bits. `true` (the default): in two steps — per shard, each
     /// key's 64-byte block is read with plain `GETRANGE`s (and the shard's header after
-    /// them, with `BITFIELD_RO shard GET i64 0`), then only the keys with missing bits are
-    /// sent to the `bb_or_v3` function, which sets those bits; each step is one pipelined
-    /// round trip (the second skipped when nothing is missing), and a key is new iff one of
-    /// its bits was still 0 when set, which keeps at most one winner across processes (the
-    /// argument is at `two_step_set` in the source). `false`: one round trip to the
-    /// `bb_set_v3` / `bb_get_v3` function (or script), which reads and sets the bits
-    /// atomically on the server. Both write only the bytes that change (so repeats cost no
-    /// AOF bytes and no replica traffic) and check the shard's header (a lost shard is
-    /// [`Error::StateLost`]). `examples/aof_throughput.rs` measures both.
+    /// them, with `BITFIELD_RO shard GET i64 0`), then only the missing bits are set: by the
+    /// `bb_or_v3` function where the server keeps its writes (AOF or replicas: one
+    /// `SETRANGE` of each changed block's span reaches them), else by one plain `BITFIELD …
+    /// SET u1` per bit. Each step is one pipelined round trip (the second skipped when
+    /// nothing is missing), and a key is new iff one of its bits was still 0 when set,
+    /// which keeps at most one winner across processes (the argument is at `two_step_set`
+    /// in the source). `false`: one round trip to the `bb_set_v3` / `bb_get_v3` function
+    /// (or script), which reads and sets the bits atomically on the server. All write only
+    /// the bytes that change (so repeats cost no AOF bytes and no replica traffic) and
+    /// check the shard's header (a lost shard is [`Error::StateLost`]).
+    /// `examples/aof_throughput.rs` measures them.
     pub fn direct_bitfield(mut self, on: bool) -> Self {
         self.direct = on;
         self
@@ -145,9 +147,10 @@ impl RedisBuilder {
         asked
     }
 
-    /// Connects, checks the eviction policy.
+    /// Connects, checks the eviction policy, and chooses how the two-step insert writes.
     fn connect(&self, meta: Meta) -> Result<RedisBloomFilter> {
         let mut f = RedisBloomFilter::connect(self, meta)?;
+        f.compact_writes = f.server_keeps_writes()?;
         if !self.allow_eviction {
             if let Some(policy) = f.eviction_policy()? {
                 if policy.starts_with("allkeys") {

@@ -37,21 +37,25 @@
 //! * **Operations**: the client hashes each key (locally, exactly as `BloomFilter` does) and
 //!   groups a batch by shard. By default the client reads each key's 64-byte block
 //!   (`GETRANGE`, then the shard header's incarnation after them), then, per shard with keys
-//!   whose bits were found missing, one call of the `bb_or` function sets those bits (each
-//!   step one pipelined round trip for all shards; the call also checks the header,
-//!   atomically with its bits): a key already present writes nothing, so a crawl's repeats
-//!   cost no AOF bytes and no replica traffic. `bb_or` ORs the bits into their blocks and
-//!   writes back each block's changed bytes with one `SETRANGE`, which is all that Redis
-//!   puts in the AOF and sends to replicas (functions replicate by their effects): about
-//!   100 bytes per new key. A key is new iff one of its bits was still 0 when `bb_or` set
-//!   it; since the call covers every bit of the key that its read found missing, after the
-//!   first call that flips a bit of a key all its bits are 1, so two processes can never
-//!   both get `true` for one new key (and a key repeated in a batch is new at most once).
-//!   With [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the read and the set run
-//!   together inside the function, in one round trip. The functions are a Redis Functions
-//!   library (`FUNCTION LOAD`, `blockbloom_v3`), or `EVALSHA` scripts where functions are
-//!   unavailable. Creating the parameter hash always goes through them, so that exactly one
-//!   process creates it.
+//!   whose bits were found missing, sets only those bits (each step one pipelined round trip
+//!   for all shards; the set also checks the header, atomically with its bits): a key
+//!   already present writes nothing, so a crawl's repeats cost no AOF bytes and no replica
+//!   traffic. Where the server keeps its writes (an append-only file, or a replica attached,
+//!   read from `INFO` when the handle connects) the set is a call of the `bb_or` function,
+//!   which ORs the bits into their blocks and writes back each block's changed bytes with
+//!   one `SETRANGE` — all that reaches the AOF and the replicas (functions replicate by
+//!   their effects): about 90 bytes per new key. Elsewhere it is one plain `BITFIELD … SET
+//!   u1` per missing bit (about 39 AOF bytes each, but 5–8× less server time than the Lua).
+//!   Either way a key is new iff one of its bits was still 0 when the set ran; since a set
+//!   covers every bit of the key that its read found missing and runs atomically, after
+//!   the first set that flips a bit of a key all its bits are 1, so two processes can never
+//!   both get `true` for one new key (and a key repeated in a batch is new at most once) —
+//!   also when handles that chose differently share a filter. With
+//!   [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the read and the set run
+//!   together inside the `bb_set` function, in one round trip. The functions are a Redis
+//!   Functions library (`FUNCTION LOAD`, `blockbloom_v3`), or `EVALSHA` scripts where
+//!   functions are unavailable. Creating the parameter hash always goes through them, so
+//!   that exactly one process creates it.
 //! * **Memory**: a filter's shards are created at their full length, each in one allocation,
 //!   when the filter is created (a string grown piecemeal is over-allocated at every
 //!   growth), and their sizes are chosen to fill the size classes of Redis' allocator; so
@@ -165,6 +169,10 @@ pub struct RedisBloomFilter {
     /// Send plain `BITFIELD` commands (read, then set the missing bits) instead of calling
     /// the function/script.
     pub(crate) direct: bool,
+    /// The two-step insert sets bits with `bb_or` (one `SETRANGE` per changed block in the
+    /// AOF and the replication stream) rather than a plain `BITFIELD SET` per bit (faster on
+    /// the server, about 39 AOF bytes per bit): chosen where the server keeps its writes.
+    pub(crate) compact_writes: bool,
     pub(crate) want_functions: bool,
     pub(crate) name: String,
     pub(crate) meta_key: String,
@@ -238,6 +246,7 @@ impl RedisBloomFilter {
         let mut f = RedisBloomFilter {
             net,
             direct: b.direct,
+            compact_writes: true,
             mode: Mode::Functions,
             want_functions: b.functions,
             name: b.name.clone(),
@@ -263,6 +272,7 @@ impl RedisBloomFilter {
         let mut f = RedisBloomFilter {
             net: self.net.fresh(),
             direct: self.direct,
+            compact_writes: self.compact_writes,
             mode: self.mode.clone(),
             want_functions: self.want_functions,
             name: self.name.clone(),
@@ -368,6 +378,45 @@ impl RedisBloomFilter {
         Ok(out)
     }
 
+    /// The bits of a plain `BITFIELD` reply (`GET i64 0` first): `None` if the shard's
+    /// header is not our incarnation's.
+    fn direct_bits(&self, reply: &Value, bits: usize) -> Result<Option<Vec<i64>>> {
+        let v: Vec<i64> = redis::from_redis_value(reply)?;
+        if v.first() != Some(&(self.incarnation as i64)) {
+            return Ok(None);
+        }
+        if v.len() != 1 + bits {
+            return Err(Error::Protocol(format!("{} bits for {bits}", v.len() - 1)));
+        }
+        Ok(Some(v[1..].to_vec()))
+    }
+
+    /// Whether any primary keeps what is written to it — an append-only file, or a replica
+    /// attached — so that the bytes an insert writes cost disk and network (an unreadable
+    /// answer counts as yes).
+    pub(crate) fn server_keeps_writes(&mut self) -> Result<bool> {
+        for node in self.net.primaries()? {
+            let info = self.net.on_node(&node, |c| {
+                redis::cmd("INFO")
+                    .arg("persistence")
+                    .arg("replication")
+                    .query::<String>(c)
+            });
+            let Ok(info) = info else { return Ok(true) };
+            let field = |name: &str| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+            };
+            let aof = field("aof_enabled:").map_or(true, |v| v != "0");
+            let replicas = field("connected_slaves:").map_or(true, |v| v != "0");
+            if aof || replicas {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Reads the blocks of the keys of each call (`Op::Read`: one `GETRANGE` per key, then
     /// the shard's header) and returns, per call, the keys' bits (`k` per key, in the
     /// order of the call's offsets), or `Err(shard)` for a shard whose header is not ours.
@@ -444,14 +493,15 @@ impl RedisBloomFilter {
     }
 
     /// `insert_if_absent_many` in two steps per shard: read the keys' blocks (plain
-    /// `GETRANGE`s), then set only the missing bits (`bb_or`, which ORs them into their
-    /// blocks and writes back the changed bytes), each step one pipelined round trip, so
+    /// `GETRANGE`s), then set only the missing bits — with `bb_or`, which ORs them into their
+    /// blocks and writes back the changed bytes, where the server keeps its writes, else
+    /// with a plain `BITFIELD … SET u1` per bit — each step one pipelined round trip, so
     /// that keys already present write nothing. A key is new iff one of *its* bits was still
-    /// 0 when `bb_or` set it. At most one winner across processes: a call's `bb_or` covers
-    /// every bit of the key that its read found missing and runs atomically, so after the
-    /// first `bb_or` that flips any bit of a key all its bits are 1, and every later one
-    /// finds only 1s (bits never go back to 0); the same holds for a key repeated in one
-    /// batch, whose bits are set in order within one call.
+    /// 0 when set. At most one winner across processes: a call's set covers every bit of the
+    /// key that its read found missing and runs atomically, so after the first set that
+    /// flips any bit of a key all its bits are 1, and every later one finds only 1s (bits
+    /// never go back to 0, whichever way they were set); the same holds for a key repeated
+    /// in one batch, whose bits are set in order within one call.
     fn two_step_set(
         &mut self,
         n: usize,
@@ -466,23 +516,33 @@ impl RedisBloomFilter {
         let inc = self.incarnation.to_be_bytes().to_vec();
         let (mut sets, mut owners) = (Vec::new(), Vec::new());
         for ((idx, call), bits) in indices.iter().zip(&calls).zip(read) {
+            // `bb_or`: per key a count and its missing offsets; the plain BITFIELD: the
+            // offsets, each answered by its old value.
             let (mut nums, mut owner) = (Vec::new(), Vec::new());
             for (j, &i) in idx.iter().enumerate() {
-                let missing: Vec<u64> = (0..k)
-                    .filter(|&b| bits[j * k + b] == 0)
-                    .map(|b| call.nums[1 + j * k + b])
-                    .collect();
-                if !missing.is_empty() {
-                    nums.push(missing.len() as u64);
-                    nums.extend(missing);
-                    owner.push(i);
+                let missing = (0..k).filter(|&b| bits[j * k + b] == 0);
+                let missing: Vec<u64> = missing.map(|b| call.nums[1 + j * k + b]).collect();
+                if missing.is_empty() {
+                    continue;
                 }
+                if self.compact_writes {
+                    nums.push(missing.len() as u64);
+                    owner.push(i);
+                } else {
+                    owner.extend(std::iter::repeat(i).take(missing.len()));
+                }
+                nums.extend(missing);
             }
             if !owner.is_empty() {
+                let (op, head) = if self.compact_writes {
+                    (Op::Or, vec![inc.clone()])
+                } else {
+                    (Op::Set, Vec::new())
+                };
                 sets.push(Call {
-                    op: Op::Or,
+                    op,
                     key: call.key.clone(),
-                    head: vec![inc.clone()],
+                    head,
                     nums,
                 });
                 owners.push(owner);
@@ -492,12 +552,18 @@ impl RedisBloomFilter {
         let mut lost: Option<String> = None;
         let replies = self.run_calls(&sets)?;
         for ((owner, call), reply) in owners.iter().zip(&sets).zip(replies) {
-            let Some(answers) = answers(reply, owner.len())? else {
+            let answers = if self.compact_writes {
+                answers(reply, owner.len())?
+            } else {
+                self.direct_bits(&reply, owner.len())?
+                    .map(|old| old.into_iter().map(|b| i64::from(b == 0)).collect())
+            };
+            let Some(answers) = answers else {
                 lost.get_or_insert(call.key.clone());
                 continue;
             };
             for (&i, a) in owner.iter().zip(answers) {
-                out[i] = a == 1;
+                out[i] |= a == 1;
             }
         }
         if let Some(shard) = lost {

@@ -170,6 +170,20 @@ impl RedisBloomFilter {
                 .arg(0);
             return;
         }
+        if self.direct && op == Op::Set {
+            // The two-step insert's set as one plain command: the header's incarnation, then
+            // a SET of every missing bit, run atomically, answering each bit's old value.
+            let c = pipe
+                .cmd("BITFIELD")
+                .arg(&call.key)
+                .arg("GET")
+                .arg("i64")
+                .arg(0);
+            for &o in &call.nums {
+                c.arg("SET").arg("u1").arg(o).arg(1);
+            }
+            return;
+        }
         let cmd = match &self.mode {
             Mode::Functions => pipe.cmd("FCALL").arg(format!("{}{VERSION}", op.body())),
             Mode::Scripts(shas) => {
