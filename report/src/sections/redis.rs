@@ -421,11 +421,17 @@ pub fn section(md: &mut String, quick: bool, url: Option<String>) -> Result<(), 
         f.insert_if_absent_many(c).map_err(|e| e.to_string())?;
     }
     let strlen = f.memory_bytes().map_err(|e| e.to_string())?;
-    let usage: u64 = redis::cmd("MEMORY")
-        .arg("USAGE")
-        .arg("{mem.0}.bits")
-        .query(&mut conn(&url))
-        .unwrap_or(0);
+    // Every key of the filter: its parameter hash and each shard.
+    let usage: u64 = std::iter::once("{mem}.meta".to_string())
+        .chain((0..f.num_shards()).map(|i| format!("{{mem.{i}}}.bits")))
+        .map(|key| {
+            redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(key)
+                .query::<u64>(&mut conn(&url))
+                .unwrap_or(0)
+        })
+        .sum();
     let (_, set_bytes) = sadd_rate(&url, &all, 10_000);
     let _ = write!(
         md,
