@@ -1,0 +1,87 @@
+//! `CountingBloomFilter`: the filter that can remove keys.
+
+use pyo3::prelude::*;
+
+use crate::*;
+
+/// A Bloom filter whose keys can be removed: 4-bit counters instead of bits, four to five
+/// times the memory of a `BloomFilter` at the same rate.
+///
+/// Sized for `capacity` keys at false-positive rate `fpr`; bad parameters raise
+/// `ValueError`.
+///
+/// >>> f = CountingBloomFilter(1000, 0.01)
+/// >>> f.add("https://example.com/")
+/// >>> f.remove("https://example.com/"), "https://example.com/" in f
+/// (True, False)
+#[pyclass(frozen, module = "blockbloom")]
+pub(crate) struct CountingBloomFilter {
+    pub(crate) inner: blockbloom::CountingBloomFilter,
+}
+
+#[pymethods]
+impl CountingBloomFilter {
+    #[new]
+    #[pyo3(signature = (capacity, fpr = 0.01, seed = None))]
+    fn new(capacity: Unsigned<u64>, fpr: f64, seed: Option<Unsigned<u128>>) -> PyResult<Self> {
+        let capacity = capacity.0;
+        let inner = match seed.map(|s| s.0) {
+            Some(s) => blockbloom::CountingBloomFilter::with_seed(capacity, fpr, s),
+            None => blockbloom::CountingBloomFilter::with_capacity(capacity, fpr),
+        }
+        .map_err(err)?;
+        Ok(CountingBloomFilter { inner })
+    }
+    /// Inserts `key` if it is absent; `True` if this call inserted it. Keys are `str` or
+    /// `bytes` (anything else: `TypeError`).
+    fn insert_if_absent(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.insert_if_absent(&k))
+    }
+    /// Inserts `key` once more (its counters go up by one; `remove` takes one insertion
+    /// back). Keys are `str` or `bytes` (anything else: `TypeError`).
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_key(key, |k| self.inner.insert(&k))
+    }
+    /// Removes one insertion of `key`; `False` if it was not present (nothing changed).
+    fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.remove(&k))
+    }
+    /// `key in f`: `False` if `key` is certainly not in the filter; `True` if it is, or,
+    /// with probability about `target_fpr`, if it is not. Keys are `str` or `bytes`
+    /// (anything else: `TypeError`).
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_key(key, |k| self.inner.contains(&k))
+    }
+    /// An upper bound on how many times `key` is present (inserts minus removes): the
+    /// smallest of its counters, 0 if it is absent, 15 meaning "15 or more".
+    fn estimated_count(&self, key: &Bound<'_, PyAny>) -> PyResult<u8> {
+        with_key(key, |k| self.inner.estimated_count(&k))
+    }
+    /// The number of distinct keys the filter was sized for.
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    /// The false-positive rate the filter was sized for, reached at `capacity` keys.
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.inner.target_fpr()
+    }
+    /// Bytes of memory the counters take.
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+    /// An estimate of the number of distinct keys present, from the counters in use.
+    fn estimated_len(&self) -> u64 {
+        self.inner.estimated_len()
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "CountingBloomFilter(capacity={}, fpr={}, memory_bytes={})",
+            self.inner.capacity(),
+            self.inner.target_fpr(),
+            self.inner.memory_bytes()
+        )
+    }
+}

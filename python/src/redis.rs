@@ -1,0 +1,336 @@
+//! `RedisBloomFilter`: one filter in Redis shared by a fleet, with an optional local front.
+
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+use crate::*;
+
+/// Where a Redis filter's calls go: straight to Redis, or through an in-process front.
+#[allow(clippy::large_enum_variant)] // one per Python object
+pub(crate) enum Remote {
+    Direct(blockbloom_redis::RedisBloomFilter),
+    Front(blockbloom_redis::LocalFront),
+}
+
+/// A Bloom filter in Redis shared by many processes, on the Rust Redis client (no redis-py
+/// needed): of all the processes offering the same new key, exactly one gets `True`.
+///
+/// Opens filter `name` at `url` (`redis://`, `rediss://` for TLS, `redis+unix://`),
+/// creating it for `capacity` keys at rate `fpr` if it does not exist (an existing one with
+/// another capacity or rate is a `RedisError`). `local_front` (a capacity): an in-process
+/// filter at rate `local_fpr` answers this process's own repeats without a round trip.
+/// `allow_eviction`: accept a server whose `maxmemory-policy` may evict the filter's keys
+/// (refused otherwise; an evicted shard is then `StateLost`). `timeout`: seconds to
+/// connect, and to wait for each reply, before a call fails with `RedisError`. `cluster`:
+/// `url` is a node of a Redis Cluster, over whose nodes the shards are spread;
+/// `shard_bytes` (default 64 MiB) makes a new filter of more, smaller shards; an existing
+/// one keeps its own (naming another is a `RedisError`). `ValueError` for bad parameters,
+/// `RedisError` if the server cannot be reached or refuses.
+///
+/// One connection per object, so threads sharing an object take turns (give each thread its
+/// own to overlap round trips). A process forked after the connection was opened opens its
+/// own on its first call; pickled, the object is its constructor's arguments (unpickling
+/// connects again).
+///
+/// >>> seen = RedisBloomFilter("redis://127.0.0.1/", "crawl:seen", 10_000_000)  # doctest: +SKIP
+/// >>> seen.insert_if_absent("https://example.com/")  # doctest: +SKIP
+/// True
+#[pyclass(frozen, module = "blockbloom")]
+pub(crate) struct RedisBloomFilter {
+    /// Locked with the GIL released (the holder may be waiting on Redis without the GIL).
+    remote: Mutex<Remote>,
+    /// The constructor's arguments, for pickling.
+    args: RedisArgs,
+}
+
+#[derive(Clone)]
+pub(crate) struct RedisArgs {
+    url: String,
+    name: String,
+    capacity: u64,
+    fpr: f64,
+    local_front: Option<u64>,
+    local_fpr: f64,
+    allow_eviction: bool,
+    timeout: f64,
+    cluster: bool,
+    shard_bytes: Option<u64>,
+}
+
+impl RedisBloomFilter {
+    /// The connection; call it with the GIL released (see `remote`).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Remote> {
+        self.remote.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Connects as `args` say (`open` finishes the builder: open or create, or export),
+    /// with the GIL released, and puts the local front in front if asked.
+    fn connect(
+        py: Python<'_>,
+        args: RedisArgs,
+        open: impl FnOnce(
+                blockbloom_redis::RedisBuilder,
+            ) -> blockbloom_redis::Result<blockbloom_redis::RedisBloomFilter>
+            + Send,
+    ) -> PyResult<Self> {
+        let timeout = args.timeout;
+        let io = std::time::Duration::try_from_secs_f64(timeout)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "timeout must be a number of seconds > 0, not {timeout}"
+                ))
+            })?;
+        let f = py
+            .detach(|| {
+                let mut b = blockbloom_redis::RedisBloomFilter::builder(&args.url, &args.name)
+                    .capacity(args.capacity)
+                    .fpr(args.fpr)
+                    .allow_eviction(args.allow_eviction)
+                    .timeout(io);
+                if args.cluster {
+                    b = b.cluster();
+                }
+                if let Some(bytes) = args.shard_bytes {
+                    b = b.shard_bytes(bytes);
+                }
+                open(b)
+            })
+            .map_err(redis_err)?;
+        let remote = match args.local_front {
+            Some(c) => Remote::Front(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
+            None => Remote::Direct(f),
+        };
+        Ok(RedisBloomFilter {
+            remote: Mutex::new(remote),
+            args,
+        })
+    }
+}
+
+#[pymethods]
+impl RedisBloomFilter {
+    // The parameters are documented on the class, which is where Python shows them.
+    #[new]
+    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        capacity: Unsigned<u64>,
+        fpr: f64,
+        local_front: Option<Unsigned<u64>>,
+        local_fpr: f64,
+        allow_eviction: bool,
+        timeout: f64,
+        cluster: bool,
+        shard_bytes: Option<Unsigned<u64>>,
+    ) -> PyResult<Self> {
+        let args = RedisArgs {
+            url,
+            name,
+            capacity: capacity.0,
+            fpr,
+            local_front: local_front.map(|c| c.0),
+            local_fpr,
+            allow_eviction,
+            timeout,
+            cluster,
+            shard_bytes: shard_bytes.map(|b| b.0),
+        };
+        RedisBloomFilter::connect(py, args, |b| b.open_or_create())
+    }
+
+    /// A filter in Redis with the parameters and seed of `local` (a `BloomFilter` with
+    /// 512-bit blocks), created if absent, with `local`'s keys added: the way back from a
+    /// `to_local()` backup, or to share a filter built alone. An existing filter `name`
+    /// must have the same parameters and seed (`RedisError` otherwise); its keys stay.
+    #[staticmethod]
+    #[pyo3(signature = (url, name, local, timeout = 5.0, cluster = false, shard_bytes = None))]
+    fn export(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        local: &BloomFilter,
+        timeout: f64,
+        cluster: bool,
+        shard_bytes: Option<Unsigned<u64>>,
+    ) -> PyResult<Self> {
+        let args = RedisArgs {
+            url,
+            name,
+            capacity: local.inner.capacity(),
+            fpr: local.inner.target_fpr(),
+            local_front: None,
+            local_fpr: 0.001,
+            allow_eviction: false,
+            timeout,
+            cluster,
+            shard_bytes: shard_bytes.map(|b| b.0),
+        };
+        RedisBloomFilter::connect(py, args, |b| b.export(&local.inner))
+    }
+
+    /// A copy of the filter as it is now, in memory, with its parameters and seed: `save`
+    /// it for a backup, `RedisBloomFilter.export` it back. `StateLost` if a shard was lost
+    /// (the copy would miss its keys; the filter is re-armed, and copying again gives what
+    /// it holds now).
+    fn to_local(&self, py: Python<'_>) -> PyResult<BloomFilter> {
+        let inner = py
+            .detach(|| match &mut *self.lock() {
+                Remote::Direct(f) => f.to_local(),
+                Remote::Front(f) => f.remote().to_local(),
+            })
+            .map_err(redis_err)?;
+        Ok(BloomFilter { inner, path: None })
+    }
+
+    /// Adds the keys of `local`, a `BloomFilter` with this filter's parameters and seed (a
+    /// `to_local()` copy, or one made with them): each shard one atomic `BITOP OR`, so
+    /// merging filters built apart. `RedisError` if the parameters or seed differ.
+    fn union_from(&self, py: Python<'_>, local: &BloomFilter) -> PyResult<()> {
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.union_from(&local.inner),
+            Remote::Front(f) => f.remote().union_from(&local.inner),
+        })
+        .map_err(redis_err)
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let a = slf.get().args.clone();
+        let args = (
+            a.url,
+            a.name,
+            a.capacity,
+            a.fpr,
+            a.local_front,
+            a.local_fpr,
+            a.allow_eviction,
+            a.timeout,
+            a.cluster,
+            a.shard_bytes,
+        )
+            .into_pyobject(py)?;
+        Ok((py.get_type::<RedisBloomFilter>().into_any(), args))
+    }
+
+    /// Inserts `key` in the shared filter; `True` if it was absent. Of every process
+    /// offering the same new key at once, exactly one gets `True`. `RedisError` if Redis
+    /// cannot answer (`StateLost` if the filter's state was lost: re-send the key). Keys
+    /// are `str` or `bytes` (anything else: `TypeError`).
+    fn insert_if_absent(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let tuple = PyTuple::new(py, [key])?;
+        let ks = tuple_keys(&tuple)?;
+        let k = &ks[0];
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.insert_if_absent(&k),
+            Remote::Front(f) => f.insert_if_absent(&k),
+        })
+        .map_err(redis_err)
+    }
+
+    /// `insert_if_absent` for every key of `keys`, in one round trip (a server-side call per
+    /// shard the batch touches, pipelined). Every key is read first: a bad key raises
+    /// `TypeError` and nothing is sent. After a `RedisError` the batch may or may not have
+    /// been applied; `StateLost`: the filter's state was lost, re-send the batch.
+    fn insert_if_absent_many(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.insert_if_absent_many(&ks),
+            Remote::Front(f) => f.insert_if_absent_many(&ks),
+        })
+        .map_err(redis_err)
+    }
+
+    /// `key in f`, asked of Redis (or answered by the local front for this process's own
+    /// keys). `RedisError` if Redis cannot answer. Keys are `str` or `bytes` (anything
+    /// else: `TypeError`).
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let tuple = PyTuple::new(py, [key])?;
+        let ks = tuple_keys(&tuple)?;
+        let k = &ks[0];
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.contains(&k),
+            Remote::Front(f) => f.contains(&k),
+        })
+        .map_err(redis_err)
+    }
+
+    /// `[key in f for key in keys]`, in one round trip.
+    fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.contains_many(&ks),
+            Remote::Front(f) => f.remote().contains_many(&ks),
+        })
+        .map_err(redis_err)
+    }
+
+    /// Deletes filter `name` (its parameters and shards, on every node of a cluster);
+    /// whether it existed.
+    #[staticmethod]
+    #[pyo3(signature = (url, name, cluster = false))]
+    fn delete(py: Python<'_>, url: String, name: String, cluster: bool) -> PyResult<bool> {
+        py.detach(|| {
+            let b = blockbloom_redis::RedisBloomFilter::builder(&url, &name);
+            if cluster { b.cluster() } else { b }.delete()
+        })
+        .map_err(redis_err)
+    }
+
+    /// Waits until `replicas` replicas have acknowledged every write this object sent
+    /// (Redis `WAIT`), for at most `timeout` seconds; returns how many did. Keys inserted
+    /// before the call, when it returns `replicas`, survive a failover to one of them.
+    #[pyo3(signature = (replicas, timeout = 1.0))]
+    fn wait_for_replicas(
+        &self,
+        py: Python<'_>,
+        replicas: Unsigned<u64>,
+        timeout: f64,
+    ) -> PyResult<u64> {
+        let timeout = std::time::Duration::try_from_secs_f64(timeout).map_err(|_| {
+            PyValueError::new_err(format!(
+                "timeout must be a number of seconds >= 0, not {timeout}"
+            ))
+        })?;
+        py.detach(|| match &mut *self.lock() {
+            Remote::Direct(f) => f.wait_for_replicas(replicas.0, timeout),
+            Remote::Front(f) => f.remote().wait_for_replicas(replicas.0, timeout),
+        })
+        .map_err(redis_err)
+    }
+
+    /// The filter's name, capacity and rate; not the URL, which may hold a password.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let a = &self.args;
+        Ok(format!(
+            "RedisBloomFilter(name={}, capacity={}, fpr={})",
+            PyString::new(py, &a.name).repr()?,
+            a.capacity,
+            a.fpr
+        ))
+    }
+
+    /// Calls that went to Redis (with a local front), else `None`.
+    #[getter]
+    fn round_trips(&self, py: Python<'_>) -> Option<u64> {
+        py.detach(|| match &*self.lock() {
+            Remote::Direct(_) => None,
+            Remote::Front(f) => Some(f.round_trips()),
+        })
+    }
+}
