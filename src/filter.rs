@@ -8,7 +8,7 @@ use core::hash::Hash;
 use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
 use crate::layout::{Layout, Probe};
-use crate::storage::{prefetch_read, prefetch_write, Blocks};
+use crate::storage::Blocks;
 use crate::sync::Ordering::{Acquire, Relaxed};
 use crate::Builder;
 
@@ -339,155 +339,6 @@ impl BloomFilter {
         self.blocks[line].claim_in::<N>((first_bit / 64) as usize, self.layout.block_mask::<N>(h))
     }
 
-    /// [`insert_if_absent`](Self::insert_if_absent) for every key of `keys`, answers in
-    /// `out[i]`, faster on large filters: the keys are hashed [`PREFETCH_DISTANCE`] ahead of
-    /// their probe and their blocks prefetched (with write intent, `prefetchw`, where the CPU
-    /// has it), so up to that many cache misses are in flight at once instead of one.
-    ///
-    /// The answers are exactly those of calling `insert_if_absent` on each key in order
-    /// (a key repeated within the batch gets `true` at most once), and the concurrency
-    /// contract is the same: each key goes through the same protocol.
-    ///
-    /// # Panics
-    /// If `out.len() != keys.len()`.
-    ///
-    /// # Examples
-    /// ```
-    /// use blockbloom::BloomFilter;
-    /// let seen = BloomFilter::builder().capacity(1000).fpr(0.001).seed(3).build()?;
-    /// let links = ["https://a.example/", "https://b.example/", "https://a.example/"];
-    /// let mut fresh = [false; 3];
-    /// seen.insert_if_absent_batch(&links, &mut fresh);
-    /// assert_eq!(fresh, [true, true, false]);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn insert_if_absent_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        assert_eq!(keys.len(), out.len(), "one answer slot per key");
-        self.pipelined(keys, true, |i, h| out[i] = self.insert_if_absent_hash(h));
-    }
-
-    /// [`contains`](Self::contains) for every key of `keys`, answers in `out[i]`, with the
-    /// hashing and prefetching of [`insert_if_absent_batch`](Self::insert_if_absent_batch).
-    ///
-    /// # Panics
-    /// If `out.len() != keys.len()`.
-    ///
-    /// # Examples
-    /// ```
-    /// use blockbloom::BloomFilter;
-    /// let f = BloomFilter::builder().capacity(1000).fpr(0.001).seed(3).build()?;
-    /// f.insert_batch(&[1u64, 2, 3]);
-    /// let mut found = [false; 2];
-    /// f.contains_batch(&[3u64, 4], &mut found);
-    /// assert_eq!(found, [true, false]);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        assert_eq!(keys.len(), out.len(), "one answer slot per key");
-        self.pipelined(keys, false, |i, h| out[i] = self.contains_hash(h));
-    }
-
-    /// [`insert`](Self::insert) for every key of `keys`, with the hashing and prefetching of
-    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch).
-    pub fn insert_batch<K: Hash>(&self, keys: &[K]) {
-        self.pipelined(keys, true, |_, h| self.insert_hash(h));
-    }
-
-    /// The keyed hash of `key` in this filter: step one of every operation, taken out so
-    /// that a caller can hash keys where they are cheap to read and probe the filter later,
-    /// e.g. a Python binding that must read its keys while holding the interpreter lock but
-    /// can probe without it. A [`KeyHash`] depends only on the seed: it gives the same
-    /// answers as its key in every filter with this filter's [`seed`](Self::seed) (in another
-    /// filter it is the hash of some other key, harmless but meaningless).
-    ///
-    /// ```
-    /// use blockbloom::BloomFilter;
-    /// let f = BloomFilter::builder().capacity(1000).seed(5).build()?;
-    /// let hs: Vec<_> = ["a", "b", "a"].iter().map(|k| f.key_hash(k)).collect();
-    /// let mut fresh = [false; 3];
-    /// f.insert_if_absent_hashes(&hs, &mut fresh);
-    /// assert_eq!(fresh, [true, true, false]);
-    /// assert!(f.contains("b"));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
-        KeyHash(self.layout.hash(key))
-    }
-
-    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch) on keys hashed by
-    /// [`key_hash`](Self::key_hash): the same answers, the same prefetching.
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined_hashes(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
-    }
-
-    /// [`contains_batch`](Self::contains_batch) on keys hashed by [`key_hash`](Self::key_hash).
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined_hashes(hashes, false, |i, h| out[i] = self.contains_hash(h));
-    }
-
-    /// [`insert_batch`](Self::insert_batch) on keys hashed by [`key_hash`](Self::key_hash).
-    pub fn insert_hashes(&self, hashes: &[KeyHash]) {
-        self.pipelined_hashes(hashes, true, |_, h| self.insert_hash(h));
-    }
-
-    /// Prefetches the block of hash `h` (with write intent for the inserting operations).
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, h: u64, write: bool) {
-        let b = self.block(h);
-        if write {
-            prefetch_write(b);
-        } else {
-            prefetch_read(b);
-        }
-    }
-
-    /// The pipeline of [`pipelined`](Self::pipelined) on hashes already taken: prefetch the
-    /// block of hash `i + PREFETCH_DISTANCE`, then run `op` on hash `i`.
-    #[inline(always)]
-    fn pipelined_hashes(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, u64)) {
-        let prefetch = |h: u64| self.prefetch(h, write);
-        for h in hashes.iter().take(PREFETCH_DISTANCE) {
-            prefetch(h.0);
-        }
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                prefetch(ahead.0);
-            }
-            op(i, h.0);
-        }
-    }
-
-    /// Software pipeline: hash key `i + PREFETCH_DISTANCE` and prefetch its block, then run
-    /// `op` on key `i`, whose block was prefetched `PREFETCH_DISTANCE` keys ago.
-    #[inline(always)]
-    fn pipelined<K: Hash>(&self, keys: &[K], write: bool, mut op: impl FnMut(usize, u64)) {
-        const D: usize = PREFETCH_DISTANCE;
-        let mut ring = [0u64; D];
-        let prefetch = |h: u64| self.prefetch(h, write);
-        for (slot, key) in ring.iter_mut().zip(keys) {
-            *slot = self.layout.hash(key);
-            prefetch(*slot);
-        }
-        for i in 0..keys.len() {
-            let slot = &mut ring[i % D];
-            let h = *slot;
-            if let Some(ahead) = keys.get(i + D) {
-                *slot = self.layout.hash(ahead);
-                prefetch(*slot);
-            }
-            op(i, h);
-        }
-    }
-
     /// The filter's key-to-probe mapping, detached from its memory.
     pub fn layout(&self) -> Layout {
         self.layout.clone()
@@ -621,6 +472,8 @@ impl fmt::Debug for BloomFilter {
             .finish_non_exhaustive()
     }
 }
+
+mod batch;
 
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
