@@ -2,6 +2,7 @@
 //! killed (and the directory removed) on drop. `.ci/run` installs redis-server.
 #![allow(dead_code)]
 
+use blockbloom_redis::{Error, RedisBloomFilter};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -212,4 +213,25 @@ pub fn cluster(password: Option<&str>) -> Vec<Server> {
         }
     }
     nodes
+}
+
+/// Offers `keys` in batches; a batch answered `StateLost` is counted and sent again, as is
+/// one that met a connection closed by a server restart (the documented fault model: the
+/// call failed, the next reconnects; sending it again is safe).
+pub fn offer(f: &mut RedisBloomFilter, keys: &[String]) -> (Vec<bool>, usize) {
+    let (mut out, mut lost, mut io) = (Vec::new(), 0, 0);
+    for chunk in keys.chunks(1000) {
+        loop {
+            match f.insert_if_absent_many(chunk) {
+                Ok(v) => {
+                    out.extend(v);
+                    break;
+                }
+                Err(Error::StateLost { .. }) => lost += 1,
+                Err(Error::Redis(e)) if io == 0 && e.is_io_error() => io += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    (out, lost)
 }

@@ -1,0 +1,91 @@
+//! blockbloom-redis on a 3-node Redis Cluster on loopback: shards spread over the nodes by
+//! their hash tags, answers and bits as a local filter, with and without a password.
+
+mod common;
+
+use blockbloom::BloomFilter;
+use blockbloom_redis::RedisBloomFilter;
+use blockbloom_workload::url;
+
+/// A 3-node Redis Cluster on loopback (`redis-server --cluster-enabled yes` ×3,
+/// `redis-cli --cluster create`): shards spread over the nodes by their hash tags, and the
+/// filter answers exactly as a local one.
+#[test]
+fn three_node_cluster() {
+    cluster_answers_as_a_local_filter(None);
+}
+
+/// The same on a cluster whose nodes ask for a password (`requirepass`): every node the
+/// filter connects to, not only the one in its URL, gets the URL's credentials.
+#[test]
+fn three_node_cluster_with_a_password() {
+    cluster_answers_as_a_local_filter(Some("s3cret"));
+}
+
+fn cluster_answers_as_a_local_filter(password: Option<&str>) {
+    if !common::available() {
+        return;
+    }
+    let nodes = common::cluster(password);
+    let mut f = RedisBloomFilter::builder(&nodes[0].url(), "cl")
+        .capacity(50_000)
+        .fpr(0.01)
+        .seed(77)
+        .shard_bytes(1024)
+        .cluster()
+        .create()
+        .unwrap();
+    assert!(f.num_shards() > 50);
+    let local = BloomFilter::builder()
+        .capacity(50_000)
+        .fpr(0.01)
+        .seed(77)
+        .build()
+        .unwrap();
+    let (stream, _) = blockbloom_workload::dup_stream(40_000, 0.5, 3);
+    let keys: Vec<String> = stream.iter().map(|&i| url(i)).collect();
+    for chunk in keys.chunks(1000) {
+        let remote = f.insert_if_absent_many(chunk).unwrap();
+        let mut mine = vec![false; chunk.len()];
+        local.insert_if_absent_batch(chunk, &mut mine);
+        assert_eq!(remote, mine);
+    }
+    // The shards really are spread: every node holds some.
+    for s in &nodes {
+        let n: i64 = redis::cmd("DBSIZE").query(&mut s.conn()).unwrap();
+        assert!(n > 5, "node {} holds {n} keys", s.port);
+    }
+    // Another handle opened through another node sees the same filter.
+    let mut g = RedisBloomFilter::builder(&nodes[2].url(), "cl")
+        .cluster()
+        .open()
+        .unwrap();
+    assert!(g.contains_many(&keys).unwrap().iter().all(|&x| x));
+    let back = g.to_local().unwrap();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    back.block_bytes(0, back.num_blocks(), &mut x).unwrap();
+    local.block_bytes(0, local.num_blocks(), &mut y).unwrap();
+    assert!(x == y);
+    assert!(RedisBloomFilter::builder(&nodes[1].url(), "cl")
+        .cluster()
+        .open()
+        .is_ok());
+    // A plain (non-cluster) handle is told MOVED for most shards: an error, never a guess.
+    let mut plain = RedisBloomFilter::builder(&nodes[0].url(), "cl").capacity(50_000);
+    plain = plain.fpr(0.01);
+    if let Ok(mut p) = plain.open() {
+        assert!(p.contains_many(&keys).is_err());
+    }
+    // Deleted from every node, through any of them.
+    let delete = || {
+        RedisBloomFilter::builder(&nodes[1].url(), "cl")
+            .cluster()
+            .delete()
+    };
+    assert!(delete().unwrap());
+    for s in &nodes {
+        let n: i64 = redis::cmd("DBSIZE").query(&mut s.conn()).unwrap();
+        assert_eq!(n, 0, "node {} still holds {n} keys", s.port);
+    }
+    assert!(!delete().unwrap());
+}
