@@ -333,6 +333,7 @@ impl CountingBloomFilter {
 
     /// Not public API: the key's counters (low bit of each 4-bit counter, per word), for the
     /// loom models, which need keys spread over several words.
+    #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __counters<K: Hash + ?Sized>(&self, key: &K) -> (usize, [u64; WORDS]) {
         let h = self.layout.hash(key);

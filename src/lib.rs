@@ -30,6 +30,7 @@ mod par;
 mod error;
 pub mod math;
 
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 #[path = "bench_support.rs"]
 pub mod __bench;
@@ -38,11 +39,15 @@ pub use bitset::AtomicBitSet;
 pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use filter::{BloomFilter, KeyHash, PREFETCH_DISTANCE};
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use filter::PREFETCH_DISTANCE;
+pub use filter::{BloomFilter, KeyHash};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{random_seed, HASH_ALGORITHM_ID, MAX_HASHES};
 pub use layout::{Layout, Probe};
-#[cfg(feature = "rayon")]
+#[cfg(all(feature = "rayon", feature = "internals"))]
+#[doc(hidden)]
 pub use par::PAR_CHUNK;
 
 /// Every structure of the family is `Send + Sync` (shared by reference between threads):

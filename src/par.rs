@@ -18,7 +18,7 @@ impl BloomFilter {
     /// Calls [`insert_if_absent`](Self::insert_if_absent) for every key, in parallel on
     /// rayon's pool, and returns the answers in the order of `keys`.
     ///
-    /// Each rayon task takes a chunk of [`PAR_CHUNK`] keys through
+    /// Each rayon task takes a chunk of 4,096 keys (`PAR_CHUNK`) through
     /// [`insert_if_absent_batch`](Self::insert_if_absent_batch), so the hashing and prefetching
     /// pipeline runs on every core.
     ///

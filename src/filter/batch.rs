@@ -1,5 +1,5 @@
 //! [`BloomFilter`]'s batched operations: many keys per call, the blocks of the key
-//! [`PREFETCH_DISTANCE`] ahead prefetched, so that the cache misses of several keys overlap;
+//! 16 ahead (`PREFETCH_DISTANCE`) prefetched, so that the cache misses of several keys overlap;
 //! and keys hashed once (`key_hash`) to be probed later.
 
 use core::hash::Hash;
@@ -9,7 +9,7 @@ use crate::storage::{prefetch_read, prefetch_write};
 
 impl BloomFilter {
     /// [`insert_if_absent`](Self::insert_if_absent) for every key of `keys`, answers in
-    /// `out[i]`, faster on large filters: the keys are hashed [`PREFETCH_DISTANCE`] ahead of
+    /// `out[i]`, faster on large filters: the keys are hashed 16 ahead of
     /// their probe and their blocks prefetched (with write intent, `prefetchw`, where the CPU
     /// has it), so up to that many cache misses are in flight at once instead of one.
     ///

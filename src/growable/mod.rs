@@ -4,10 +4,11 @@ use core::fmt;
 use core::hash::Hash;
 
 use crate::error::Error;
+use crate::filter::PREFETCH_DISTANCE;
 use crate::hash::KeyHasher;
 use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
-use crate::{BloomFilter, KeyHash, PREFETCH_DISTANCE};
+use crate::{BloomFilter, KeyHash};
 
 mod builder;
 #[cfg(all(unix, not(blockbloom_loom)))]
@@ -276,7 +277,7 @@ impl GrowableBloomFilter {
 
     /// [`insert_if_absent_hash`](Self::insert_if_absent_hash) for every hash, in order (the
     /// same answers as one call at a time), with the blocks of the key
-    /// [`PREFETCH_DISTANCE`] ahead prefetched in every layer, so that the cache misses of
+    /// 16 ahead prefetched in every layer, so that the cache misses of
     /// several keys overlap.
     ///
     /// # Panics
