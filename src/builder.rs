@@ -82,7 +82,7 @@ impl Builder {
     /// lacks one of its bits: about 4.7 at 512 bits, 1 or 2 at 64. Smaller blocks spread keys
     /// less evenly, so they need more bits per key for the same rate — the sizing prices
     /// that in ([`math::blocked_fpr_in`]): at 1%, 9.9 bits per key at 512, 12.1 at 64.
-    /// The README's "Block size" table compares them; snapshots and files record the size.
+    /// `docs/PERFORMANCE.md`'s "Block size" table compares them; snapshots and files record the size.
     ///
     /// ```
     /// use blockbloom::BloomFilter;

@@ -361,7 +361,7 @@ impl BloomFilter {
     /// location seen through two mappings communicates atomically), so it holds unchanged.
     ///
     /// Opening is O(1) whatever the size: only the header is read, and pages are read from
-    /// disk as keys touch them. The file is in the snapshot format (README); while open its
+    /// disk as keys touch them. The file is in the snapshot format (`docs/FILES.md`); while open its
     /// header carries an in-use flag and its checksum is not current, so
     /// [`load`](Self::load) refuses it; the last handle to close it writes the checksum
     /// (reading the file once), after which it is an ordinary snapshot again.

@@ -50,6 +50,11 @@ pub use layout::{Layout, Probe};
 #[doc(hidden)]
 pub use par::PAR_CHUNK;
 
+/// The Rust examples of `docs/FILES.md`, run as doctests like the README's.
+#[cfg(all(doctest, unix))]
+#[doc = include_str!("../docs/FILES.md")]
+struct FilesGuide;
+
 /// Every structure of the family is `Send + Sync` (shared by reference between threads):
 /// checked at compile time.
 const _: () = {

@@ -1,5 +1,5 @@
 //! Snapshots: saving a filter to bytes or a file and loading it back, in the format of
-//! [`crate::format`] (the README has the same table).
+//! [`crate::format`] (`docs/FILES.md` shows the same table, checked by `tests/docs.rs`).
 //!
 //! Readers refuse (with an [`Error`]) any other magic, version or hash id, out-of-range
 //! fields, a short file, trailing bytes or a checksum mismatch.
@@ -285,7 +285,7 @@ pub(crate) fn save_atomically(
 }
 
 impl BloomFilter {
-    /// Writes the filter in the snapshot format (see the README's table) to `out`.
+    /// Writes the filter in the snapshot format (the table in `docs/FILES.md`) to `out`.
     ///
     /// Safe while other threads insert: bits only go from 0 to 1, so every insert that
     /// returned before the call began is in the snapshot; inserts that race with it may or

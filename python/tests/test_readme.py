@@ -1,4 +1,4 @@
-"""The Python examples of the READMEs run as written (with the test's own Redis server for
+"""The Python examples of the Python guide (python/README.md) run as written (with the test's own Redis server for
 the URL they name), and the Scrapy settings they show name classes that load."""
 
 import re
@@ -19,11 +19,10 @@ def run(code, name):
     return namespace
 
 
-def test_the_readme_s_first_example_runs(redis_url, tmp_path, monkeypatch):
-    code = python_blocks(ROOT / "README.md")[0]
-    assert "redis://127.0.0.1/" in code
+def test_the_guide_s_first_example_runs(redis_url, tmp_path, monkeypatch):
+    code = next(b for b in python_blocks(ROOT / "python" / "README.md") if "redis://127.0.0.1/" in b)
     monkeypatch.chdir(tmp_path)
-    ns = run(code.replace("redis://127.0.0.1/", redis_url), "README.md")
+    ns = run(code.replace("redis://127.0.0.1/", redis_url), "python/README.md")
     assert "https://example.com/" in ns["seen"]
     assert ns["shared"].is_file_backed and (tmp_path / "seen.bloom").exists()
     assert ns["fleet"].insert_if_absent("https://example.com/")

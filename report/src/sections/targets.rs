@@ -102,7 +102,7 @@ pub(crate) fn run(r: &mut Report) {
     r.md.push_str(&lines.join("\n"));
     r.md.push_str(
         "\n\nA ratio is the first figure over the second; \"met\" means it reaches the bound \
-         named in the target. Where a target is missed, README's performance notes say why; \
+         named in the target. Where a target is missed, docs/PERFORMANCE.md says why; \
          for the sbbf-rs-safe targets (a filter that is not atomic, usable from one thread \
          only), \"The price of atomicity\" above measures what the locked operations that a \
          shared filter needs cost on this machine.\n",
