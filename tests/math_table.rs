@@ -50,7 +50,7 @@ fn blocked_formula_costs_accuracy() {
             assert!(b > s, "c={c} k={k}");
         }
     }
-    // DESIGN §2: ×1.17 at 10 bits/key, ×1.8 at 16 (each at its standard-optimal k).
+    // The design card: ×1.17 at 10 bits/key, ×1.8 at 16 (each at its standard-optimal k).
     let r10 = blocked_fpr(10.0, 7) / standard_fpr(10.0, 7);
     let r16 = blocked_fpr(16.0, 11) / standard_fpr(16.0, 11);
     assert!((1.15..1.19).contains(&r10), "{r10}");
@@ -59,9 +59,9 @@ fn blocked_formula_costs_accuracy() {
 
 #[test]
 fn optimal_params_use_the_blocked_formula() {
-    // DESIGN §1 says 9.90 bits/key at 1% for a 512-bit blocked filter (9.59 standard), from
+    // The design card says 9.90 bits/key at 1% for a 512-bit blocked filter (9.59 standard), from
     // the first-order formula, which under-estimates the rate by 1.2% there; with the
-    // variance term (ARCHITECTURE.md, departure 16) a blocked filter needs 9.92.
+    // variance term (ARCHITECTURE.md, decision 5) a blocked filter needs 9.92.
     let (c, k) = optimal_params(0.01).unwrap();
     assert!((c - 9.92).abs() < 0.01, "{c}");
     assert!(blocked_fpr(c, k) <= 0.01 * (1.0 + 1e-9));

@@ -1,4 +1,4 @@
-//! Loom model checks of `BloomFilter`'s atomic protocols (DESIGN §3, guarantees 1–3).
+//! Loom model checks of `BloomFilter`'s atomic protocols (its guarantees 1–3).
 //!
 //! Run with `scripts/loom.sh` (it sets `RUSTFLAGS="--cfg blockbloom_loom"` and
 //! `LOOM_MAX_PREEMPTIONS=2`). Loom runs each closure under every thread interleaving (bounded
