@@ -326,3 +326,28 @@ mod tests {
         assert_eq!(block_index(u64::MAX, u64::MAX), (u64::MAX - 1) as usize);
     }
 }
+
+/// Bytes as a key, hashed exactly like a `str` with the same bytes (the bytes, then the
+/// `0xff` terminator that `str`'s `Hash` writes), whether or not they are UTF-8: a line read
+/// as bytes and the same text as a `&str` are one key. The command line's lines and
+/// Python's `bytes` keys are this, so a state written by `blockbloom dedup` answers
+/// `contains("line")` here.
+///
+/// ```
+/// use blockbloom::{BloomFilter, StrBytes};
+/// let f = BloomFilter::with_capacity(100, 0.01)?;
+/// f.insert(&StrBytes(b"https://example.com/"));
+/// assert!(f.contains("https://example.com/"));
+/// assert!(f.contains(&StrBytes("https://example.com/".as_bytes())));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrBytes<'a>(pub &'a [u8]);
+
+impl core::hash::Hash for StrBytes<'_> {
+    #[inline]
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+        state.write_u8(0xff);
+    }
+}

@@ -44,7 +44,7 @@ pub use error::Error;
 pub use filter::PREFETCH_DISTANCE;
 pub use filter::{BloomFilter, KeyHash};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
-pub use hash::{random_seed, HASH_ALGORITHM_ID, MAX_HASHES};
+pub use hash::{random_seed, StrBytes, HASH_ALGORITHM_ID, MAX_HASHES};
 pub use layout::{Layout, Probe};
 #[cfg(all(feature = "rayon", feature = "internals"))]
 #[doc(hidden)]

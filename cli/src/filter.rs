@@ -1,7 +1,6 @@
 //! The filters the command line works with — fixed-size or growing, in memory or a state
 //! file — behind one type, so that `dedup`, `stats` and `merge` share one dispatch.
 
-use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -9,16 +8,9 @@ use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
 
 use crate::Failure;
 
-/// A line as a key: hashed exactly like a `str` with the same bytes (bytes, then 0xff), so a
-/// state file written here answers `filter.contains("line")` from Rust code.
-pub(crate) struct Line<'a>(pub(crate) &'a [u8]);
-
-impl Hash for Line<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write(self.0);
-        state.write_u8(0xff);
-    }
-}
+/// A line as a key: hashed exactly like a `str` with the same bytes, so a state file
+/// written here answers `filter.contains("line")` from Rust code.
+pub(crate) use blockbloom::StrBytes as Line;
 
 /// The first layer of a growing filter (in memory, or a new `--state` without `--capacity`)
 /// holds this many lines; each further layer twice the last.

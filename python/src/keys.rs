@@ -1,22 +1,13 @@
 //! Keys from Python (`str` or `bytes`, hashed like a Rust `str`), batches of them read
 //! with the GIL held, and the answers of a batch as a Python list.
 
-use std::hash::{Hash, Hasher};
-
 use blockbloom::KeyHash;
 use pyo3::exceptions::{PyOSError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 /// A key's bytes, hashed like a Rust `str` with those bytes (bytes, then 0xff).
-pub(crate) struct Key<'a>(pub(crate) &'a [u8]);
-
-impl Hash for Key<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write(self.0);
-        state.write_u8(0xff);
-    }
-}
+pub(crate) use blockbloom::StrBytes as Key;
 
 /// The bytes of a `str` (its UTF-8) or `bytes` key, borrowed from the object. The common
 /// case, an exact `str`, costs one call into the stable ABI (`PyUnicode_AsUTF8AndSize`) and
