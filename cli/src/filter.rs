@@ -35,30 +35,45 @@ pub(crate) enum Filter {
     Growing(GrowableBloomFilter),
 }
 
-impl Filter {
-    /// A new filter in memory: fixed-size with `--capacity`, else growing.
-    pub(crate) fn in_memory(w: &Wanted) -> Result<Filter, Error> {
+/// The builders of a new filter made of `w`: fixed-size with a capacity, else growing.
+enum NewFilter {
+    Fixed(blockbloom::Builder),
+    Growing(blockbloom::GrowableBuilder),
+}
+
+impl NewFilter {
+    fn of(w: &Wanted) -> NewFilter {
         let fpr = w.fpr.unwrap_or(DEFAULT_FPR);
-        Ok(match w.capacity {
+        match w.capacity {
             Some(c) => {
-                let mut b = BloomFilter::builder()
+                let b = BloomFilter::builder()
                     .capacity(c)
                     .fpr(fpr)
                     .block_bits(w.block_bits.unwrap_or(512));
-                if let Some(s) = w.seed {
-                    b = b.seed(s);
-                }
-                Filter::Fixed(b.build()?)
+                NewFilter::Fixed(match w.seed {
+                    Some(s) => b.seed(s),
+                    None => b,
+                })
             }
             None => {
-                let mut b = GrowableBloomFilter::builder()
+                let b = GrowableBloomFilter::builder()
                     .initial_capacity(INITIAL_CAPACITY)
                     .fpr(fpr);
-                if let Some(s) = w.seed {
-                    b = b.seed(s);
-                }
-                Filter::Growing(b.build()?)
+                NewFilter::Growing(match w.seed {
+                    Some(s) => b.seed(s),
+                    None => b,
+                })
             }
+        }
+    }
+}
+
+impl Filter {
+    /// A new filter in memory: fixed-size with `--capacity`, else growing.
+    pub(crate) fn in_memory(w: &Wanted) -> Result<Filter, Error> {
+        Ok(match NewFilter::of(w) {
+            NewFilter::Fixed(b) => Filter::Fixed(b.build()?),
+            NewFilter::Growing(b) => Filter::Growing(b.build()?),
         })
     }
 
@@ -69,27 +84,9 @@ impl Filter {
         let Some(state) = Filter::open_existing(path, false)? else {
             // New (or made by another process in the meantime: the library's open of the
             // same parameters takes that one, and refuses other parameters).
-            let fpr = w.fpr.unwrap_or(DEFAULT_FPR);
-            return Ok(match w.capacity {
-                Some(c) => {
-                    let mut b = BloomFilter::builder()
-                        .capacity(c)
-                        .fpr(fpr)
-                        .block_bits(w.block_bits.unwrap_or(512));
-                    if let Some(s) = w.seed {
-                        b = b.seed(s);
-                    }
-                    Filter::Fixed(b.open_file(path)?)
-                }
-                None => {
-                    let mut b = GrowableBloomFilter::builder()
-                        .initial_capacity(INITIAL_CAPACITY)
-                        .fpr(fpr);
-                    if let Some(s) = w.seed {
-                        b = b.seed(s);
-                    }
-                    Filter::Growing(b.open_file(path)?)
-                }
+            return Ok(match NewFilter::of(w) {
+                NewFilter::Fixed(b) => Filter::Fixed(b.open_file(path)?),
+                NewFilter::Growing(b) => Filter::Growing(b.open_file(path)?),
             });
         };
         state.check(w)?;
