@@ -118,16 +118,7 @@ fn eviction_is_refused_or_reported() {
     if !common::available() {
         return;
     }
-    let s = Server::with_args(&[
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--maxmemory",
-        "16mb",
-        "--maxmemory-policy",
-        "allkeys-lru",
-    ]);
+    let s = Server::with_maxmemory("16mb", "allkeys-lru");
     let u = s.url();
     let b = || {
         RedisBloomFilter::builder(&u, "big")
@@ -185,16 +176,7 @@ fn a_full_server_refuses_inserts_and_keeps_answering_repeats() {
     if !common::available() {
         return;
     }
-    let s = Server::with_args(&[
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--maxmemory",
-        "16mb",
-        "--maxmemory-policy",
-        "noeviction",
-    ]);
+    let s = Server::with_maxmemory("16mb", "noeviction");
     let is_oom = |e: &Error| matches!(e, Error::Redis(r) if r.code() == Some("OOM"));
     // 19 MB of bits in 64 KiB shards: does not fit.
     let big = RedisBloomFilter::builder(&s.url(), "big")

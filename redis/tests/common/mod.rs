@@ -48,6 +48,20 @@ impl Server {
         Self::with_args(&["--save", "", "--appendonly", "no"])
     }
 
+    /// A server without persistence under `maxmemory` with an eviction policy.
+    pub fn with_maxmemory(bytes: &str, policy: &str) -> Server {
+        Self::with_args(&[
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--maxmemory",
+            bytes,
+            "--maxmemory-policy",
+            policy,
+        ])
+    }
+
     /// A server that keeps its data across restarts: an append-only file synced at every
     /// write, then `extra` arguments.
     pub fn persistent(extra: &[&str]) -> Server {
