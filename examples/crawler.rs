@@ -7,9 +7,9 @@
 //!
 //! Each "fetched" page yields ~40 links: site-wide navigation (the same 30 on every page),
 //! a few neighbours, and links anywhere in a universe of 5 million URLs. At every level the
-//! links discovered by all pages are checked in parallel with `par_insert_if_absent`, which
+//! links discovered by all pages are checked in parallel with `par_insert_if_absent_many`, which
 //! gives each rayon task a chunk of links through the batched, prefetching
-//! `insert_if_absent_batch`; only the `true`s enter the next frontier, so no page is ever
+//! `insert_if_absent_many`; only the `true`s enter the next frontier, so no page is ever
 //! fetched twice (checked at the end).
 
 use blockbloom::BloomFilter;
@@ -53,7 +53,8 @@ fn main() {
             .collect();
         discovered += links.len() as u64;
         let link_urls: Vec<String> = links.par_iter().map(|&l| url(l)).collect();
-        let fresh: Vec<bool> = seen.par_insert_if_absent(&link_urls);
+        let mut fresh = vec![false; link_urls.len()];
+        seen.par_insert_if_absent_many(&link_urls, &mut fresh);
         let next: Vec<u64> = links
             .iter()
             .zip(&fresh)

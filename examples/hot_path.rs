@@ -38,7 +38,7 @@ fn main() {
             .chunks(out.len())
             .map(|chunk| {
                 let out = &mut out[..chunk.len()];
-                f.insert_if_absent_batch(chunk, out);
+                f.insert_if_absent_many(chunk, out);
                 out.iter().filter(|&&b| b).count()
             })
             .sum(),

@@ -18,7 +18,7 @@ use crate::sync::{
 /// locks: the "bitmap" of the textbooks, for dense ids (user ids, document ids, line numbers).
 ///
 /// Where the ids are dense, it beats any filter: no false positives, no false negatives,
-/// `universe / 8` bytes (125 MB for ids below 10^9), and `insert` is a single `fetch_or`,
+/// `universe / 8` bytes (125 MB for ids below 10^9), and `insert_if_absent` is a single `fetch_or`,
 /// which gives *exactly* one `true` per id however many threads race. The memory is mapped
 /// lazily, so a large universe costs only the pages its ids touch.
 ///
@@ -26,8 +26,8 @@ use crate::sync::{
 /// ```
 /// use blockbloom::AtomicBitSet;
 /// let seen = AtomicBitSet::new(1_000_000)?;
-/// assert!(seen.insert(42));
-/// assert!(!seen.insert(42));
+/// assert!(seen.insert_if_absent(42));
+/// assert!(!seen.insert_if_absent(42));
 /// assert!(seen.contains(42) && !seen.contains(43));
 /// seen.insert(7);
 /// assert_eq!(seen.iter().collect::<Vec<_>>(), [7, 42]);
@@ -75,9 +75,19 @@ impl AtomicBitSet {
     ///
     /// # Panics
     /// If `i >= universe()` (like indexing a slice out of bounds). Use
-    /// [`try_insert`](Self::try_insert) for ids that come from outside.
+    /// [`try_insert_if_absent`](Self::try_insert_if_absent) for ids that come from outside.
+    ///
+    /// ```
+    /// use blockbloom::AtomicBitSet;
+    /// let s = AtomicBitSet::new(100)?;
+    /// assert!(s.insert_if_absent(7));
+    /// assert!(!s.insert_if_absent(7));
+    /// s.insert(8);
+    /// assert!(s.contains(8) && s.len() == 2);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
-    pub fn insert(&self, i: u64) -> bool {
+    pub fn insert_if_absent(&self, i: u64) -> bool {
         assert!(
             i < self.universe,
             "id {i} out of range for a bitset of universe {}",
@@ -87,17 +97,36 @@ impl AtomicBitSet {
         w.fetch_or(bit, AcqRel) & bit == 0
     }
 
-    /// As [`insert`](Self::insert), but `None` instead of a panic when `i` is out of range.
+    /// Adds `i` ([`insert_if_absent`](Self::insert_if_absent) without the answer, as
+    /// [`BloomFilter::insert`](crate::BloomFilter::insert)).
+    ///
+    /// # Panics
+    /// If `i >= universe()`.
+    #[inline]
+    pub fn insert(&self, i: u64) {
+        self.insert_if_absent(i);
+    }
+
+    /// As [`insert_if_absent`](Self::insert_if_absent), but `None` instead of a panic when
+    /// `i` is out of range.
     ///
     /// ```
     /// use blockbloom::AtomicBitSet;
     /// let s = AtomicBitSet::new(10)?;
-    /// assert_eq!(s.try_insert(9), Some(true));
-    /// assert_eq!(s.try_insert(10), None);
+    /// assert_eq!(s.try_insert_if_absent(9), Some(true));
+    /// assert_eq!(s.try_insert_if_absent(10), None);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    pub fn try_insert_if_absent(&self, i: u64) -> Option<bool> {
+        (i < self.universe).then(|| self.insert_if_absent(i))
+    }
+
+    #[doc(hidden)]
+    #[deprecated(
+        note = "renamed `try_insert_if_absent` (the family's name for \"add, and say if new\")"
+    )]
     pub fn try_insert(&self, i: u64) -> Option<bool> {
-        (i < self.universe).then(|| self.insert(i))
+        self.try_insert_if_absent(i)
     }
 
     /// Whether `i` is in the set (`false` for ids out of range).

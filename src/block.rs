@@ -65,25 +65,21 @@ impl Block {
         present == wanted
     }
 
-    /// ORs in the bits of `mask` that are missing (Relaxed: what `insert` promises, no false
-    /// negatives, follows from each word's modification order). Words whose bits are all
-    /// present are not written, so a key already present leaves the line clean.
+    /// ORs in the bits of `mask` missing from the `N` words from word `first` on (a block
+    /// of `64·N` bits inside this line), one load per word and one `fetch_or` per word that
+    /// misses bits (Relaxed: what `insert` promises, no false negatives, follows from each
+    /// word's modification order). A key already present leaves the line clean.
     #[inline(always)]
-    pub(crate) fn or_missing(&self, mask: [u64; WORDS]) {
-        let mut missing = [0u64; WORDS];
-        let mut nonzero = 0u32;
-        for (w, (word, m)) in self.0.iter().zip(mask).enumerate() {
-            missing[w] = m & !word.load(Relaxed);
-            nonzero |= ((missing[w] != 0) as u32) << w;
-        }
-        while nonzero != 0 {
-            let w = nonzero.trailing_zeros() as usize;
-            nonzero &= nonzero - 1;
-            self.0[w].fetch_or(missing[w], Relaxed);
+    pub(crate) fn or_missing_in<const N: usize>(&self, first: usize, mask: [u64; N]) {
+        for (word, m) in self.0[first..first + N].iter().zip(mask) {
+            let missing = m & !word.load(Relaxed);
+            if missing != 0 {
+                word.fetch_or(missing, Relaxed);
+            }
         }
     }
 
-    /// [`or_missing`](Self::or_missing) given the key's bit positions (0..512): one load
+    /// Sets the bits at `bits` (positions 0..512, a key's `k` positions): one load
     /// per position; if any is clear, one `fetch_or` (Relaxed) per position, set or not, with
     /// no branch on which (a mispredicted branch before a locked operation waits out the
     /// cache miss: see [`claim_bits`](Self::claim_bits)). No eight-word mask is built. A key

@@ -94,7 +94,7 @@ impl BloomFilter {
     /// let f = BloomFilter::builder().capacity(1000).seed(1).build()?;
     /// f.insert("a");
     /// let mut bytes = Vec::new();
-    /// f.block_bytes(0, f.num_blocks(), &mut bytes)?;
+    /// f.block_bytes(0, f.num_lines(), &mut bytes)?;
     /// let g = BloomFilter::builder().capacity(1000).seed(1).build()?;
     /// g.or_block_bytes(0, &bytes)?;
     /// assert!(g.contains("a"));
@@ -103,7 +103,7 @@ impl BloomFilter {
     pub fn block_bytes(&self, first: usize, count: usize, out: &mut Vec<u8>) -> Result<(), Error> {
         let end = first
             .checked_add(count)
-            .filter(|&e| e <= self.num_blocks())
+            .filter(|&e| e <= self.num_lines())
             .ok_or(Error::Incompatible {
                 what: "block range",
             })?;
@@ -130,7 +130,7 @@ impl BloomFilter {
         let count = bytes.len() / BLOCK_BYTES;
         let end = first
             .checked_add(count)
-            .filter(|&e| e <= self.num_blocks())
+            .filter(|&e| e <= self.num_lines())
             .ok_or(bad)?;
         for (b, chunk) in self.blocks()[first..end]
             .iter()

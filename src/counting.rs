@@ -90,8 +90,8 @@ fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
 /// [`BloomFilter`]: crate::BloomFilter
 pub struct CountingBloomFilter {
     blocks: Blocks,
-    /// Blocks of 128 counters; `Layout`'s bit positions are not used (counters have their
-    /// own, [`counter_mask`]), its hash and block index are.
+    /// Lines of 128 four-bit counters: `Layout`'s hash and line ([`Layout::locate`] of a
+    /// 512-bit layout), and the one position formula over 128 slots ([`counter_mask`]).
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
@@ -136,7 +136,7 @@ impl CountingBloomFilter {
     fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
         let h = self.layout.hash(key);
         (
-            self.blocks[self.layout.block_of(h)].words(),
+            self.blocks[self.layout.locate::<9>(h).0].words(),
             counter_mask(h, self.layout.num_hashes()),
         )
     }
@@ -331,13 +331,45 @@ impl CountingBloomFilter {
         (sum as f64 / distinct).round() as u64
     }
 
+    /// The false-positive rate at the current fill (reads the whole filter): the mean over
+    /// lines of `(nonzero counters / 128)^k`, as
+    /// [`BloomFilter::estimated_fpr`](crate::BloomFilter::estimated_fpr).
+    ///
+    /// ```
+    /// use blockbloom::CountingBloomFilter;
+    /// let f = CountingBloomFilter::with_capacity(100_000, 0.01)?;
+    /// assert_eq!(f.estimated_fpr(), 0.0);
+    /// for i in 0..100_000u64 { f.insert(&i); }
+    /// assert!((0.006..0.014).contains(&f.estimated_fpr()), "{}", f.estimated_fpr());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_fpr(&self) -> f64 {
+        let (k, slots) = (self.num_hashes() as i32, COUNTERS_PER_BLOCK as f64);
+        let sum: f64 = self
+            .blocks
+            .iter()
+            .map(|b| {
+                let used: u32 = b
+                    .words()
+                    .iter()
+                    .map(|w| nonzero(w.load(Relaxed)).count_ones())
+                    .sum();
+                (used as f64 / slots).powi(k)
+            })
+            .sum();
+        sum / self.blocks.len() as f64
+    }
+
     /// Not public API: the key's counters (low bit of each 4-bit counter, per word), for the
     /// loom models, which need keys spread over several words.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __counters<K: Hash + ?Sized>(&self, key: &K) -> (usize, [u64; WORDS]) {
         let h = self.layout.hash(key);
-        (self.layout.block_of(h), counter_mask(h, self.num_hashes()))
+        (
+            self.layout.locate::<9>(h).0,
+            counter_mask(h, self.num_hashes()),
+        )
     }
 
     /// Bytes of memory the filter occupies.
@@ -347,7 +379,7 @@ impl CountingBloomFilter {
 
     /// Number of 4-bit counters (128 per block).
     pub fn num_counters(&self) -> u64 {
-        self.layout.num_blocks() * COUNTERS_PER_BLOCK as u64
+        self.layout.num_lines() * COUNTERS_PER_BLOCK as u64
     }
 
     /// Counters per key (all in one block).

@@ -435,7 +435,7 @@ impl BloomFilter {
         if !self.file_state()?.grows {
             return None;
         }
-        let trailer = trailer_at(self.num_blocks() as u64) as usize;
+        let trailer = trailer_at(self.num_lines() as u64) as usize;
         self.blocks_storage().file_word(trailer + at)
     }
 
@@ -489,7 +489,7 @@ impl BloomFilter {
             digest.update(b);
             Ok(())
         })?;
-        let end = HEADER_BYTES as u64 + self.num_blocks() as u64 * BLOCK_BYTES as u64;
+        let end = HEADER_BYTES as u64 + self.num_lines() as u64 * BLOCK_BYTES as u64;
         let f = &state.file;
         let flags: u16 = if state.grows { GROWS } else { 0 };
         f.write_all_at(&digest.digest().to_le_bytes(), end)

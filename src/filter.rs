@@ -7,12 +7,12 @@ use core::hash::Hash;
 
 use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
-use crate::layout::{Layout, Probe};
+use crate::layout::{by_block_size, Layout, Probe};
 use crate::storage::Blocks;
 use crate::sync::Ordering::{Acquire, Relaxed};
 use crate::Builder;
 
-/// How many keys ahead the batched operations ([`BloomFilter::insert_if_absent_batch`] and
+/// How many keys ahead the batched operations ([`BloomFilter::insert_if_absent_many`] and
 /// friends) hash and prefetch: enough misses in flight to cover DRAM latency (~100–170 ns)
 /// with one key's work (~10–30 ns), few enough to stay within the CPU's fill buffers.
 pub const PREFETCH_DISTANCE: usize = 16;
@@ -95,7 +95,7 @@ impl BloomFilter {
         capacity: u64,
         target_fpr: f64,
     ) -> Self {
-        debug_assert_eq!(blocks.len() as u64, layout.num_blocks());
+        debug_assert_eq!(blocks.len() as u64, layout.num_lines());
         BloomFilter {
             blocks,
             layout,
@@ -188,39 +188,38 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(self.layout.hash(key))
+        self.contains_u64(self.layout.hash(key))
     }
 
     #[inline(always)]
-    pub(crate) fn contains_hash(&self, h: u64) -> bool {
-        // Relaxed: a bit, once set, stays set; if the insert happened-before this call,
-        // coherence alone guarantees this load sees it (guarantee 1).
-        if self.layout.is_512() {
-            return self.blocks[self.layout.line_512(h)].all_set(self.layout.bits_512(h), Relaxed);
-        }
-        self.contains_small(h)
+    pub(crate) fn contains_u64(&self, h: u64) -> bool {
+        by_block_size!(self: BloomFilter, contains_at(h) -> bool)
     }
 
-    /// [`contains_hash`](Self::contains_hash) for blocks smaller than 512 bits, out of line
-    /// (as [`insert_if_absent_small`](Self::insert_if_absent_small)).
-    #[inline(never)]
-    fn contains_small(&self, h: u64) -> bool {
-        self.block(h).all_set(self.layout.bits(h), Relaxed)
-    }
-
-    /// The block of hash `h`.
+    /// [`contains`](Self::contains) in blocks of `2^L` bits. Relaxed: a bit, once set, stays
+    /// set; if the insert happened-before this call, coherence alone guarantees that this
+    /// load sees it (guarantee 1).
     #[inline(always)]
-    fn block(&self, h: u64) -> &Block {
-        if self.layout.is_512() {
-            return &self.blocks[self.layout.line_512(h)];
-        }
-        self.line_of_small(h)
+    fn contains_at<const L: u32, const N: usize>(&self, h: u64) -> bool {
+        let (line, first) = self.layout.locate::<L>(h);
+        self.blocks[line].all_set(self.layout.bits::<L>(h, first), Relaxed)
     }
 
-    /// The line holding the block of hash `h`, for blocks smaller than 512 bits (out of line).
-    #[inline(never)]
-    fn line_of_small(&self, h: u64) -> &Block {
-        &self.blocks[self.layout.block_of(h)]
+    /// log2 of the block size, for [`by_block_size!`].
+    #[inline(always)]
+    fn log2_block_bits(&self) -> u32 {
+        self.layout.log2_block_bits()
+    }
+
+    /// The line holding the block of hash `h` (for prefetching).
+    #[inline(always)]
+    pub(crate) fn line_of(&self, h: u64) -> usize {
+        by_block_size!(self: BloomFilter, line_at(h) -> usize)
+    }
+
+    #[inline(always)]
+    fn line_at<const L: u32, const N: usize>(&self, h: u64) -> usize {
+        self.layout.locate::<L>(h).0
     }
 
     /// Adds `key`. Sets only the bits that are missing; a key already present writes nothing.
@@ -235,21 +234,25 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_hash(self.layout.hash(key));
+        self.insert_u64(self.layout.hash(key));
     }
 
     #[inline(always)]
-    fn insert_hash(&self, h: u64) {
-        if self.layout.is_512() {
-            return self.blocks[self.layout.line_512(h)].or_missing_bits(self.layout.bits_512(h));
-        }
-        self.insert_small(h);
+    pub(crate) fn insert_u64(&self, h: u64) {
+        by_block_size!(self: BloomFilter, insert_at(h) -> ())
     }
 
-    /// [`insert_hash`](Self::insert_hash) for blocks smaller than 512 bits, out of line.
-    #[inline(never)]
-    fn insert_small(&self, h: u64) {
-        self.block(h).or_missing(self.layout.mask(h));
+    /// [`insert`](Self::insert) in blocks of `2^L` bits: a 512-bit block bit by bit, a
+    /// smaller one word by word (one load per word, one `fetch_or` per word missing bits).
+    #[inline(always)]
+    fn insert_at<const L: u32, const N: usize>(&self, h: u64) {
+        let (line, first) = self.layout.locate::<L>(h);
+        if L == 9 {
+            self.blocks[line].or_missing_bits(self.layout.bits::<L>(h, first));
+        } else {
+            let mask = self.layout.block_mask::<L, N>(h);
+            self.blocks[line].or_missing_in::<N>((first / 64) as usize, mask);
+        }
     }
 
     /// Inserts `key` and returns `true` if it was not present before: the crawler's "should I
@@ -297,46 +300,38 @@ impl BloomFilter {
     /// the race, nobody wins — exactly an ordinary false positive.
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_hash(self.layout.hash(key))
+        self.insert_if_absent_u64(self.layout.hash(key))
     }
 
     #[inline(always)]
-    pub(crate) fn insert_if_absent_hash(&self, h: u64) -> bool {
-        // Duplicates (most of a crawl's links) leave through the cheap test of `contains`,
-        // with Acquire loads: seeing every bit set means a duplicate (bits never clear), and
-        // the Acquire loads give the synchronisation of step 1 of the protocol.
-        if self.layout.is_512() {
-            let b = &self.blocks[self.layout.line_512(h)];
-            if b.all_set(self.layout.bits_512(h), Acquire) {
-                return false;
-            }
-            return b.claim_bits(self.layout.bits_512(h));
-        }
-        self.insert_if_absent_small(h)
+    pub(crate) fn insert_if_absent_u64(&self, h: u64) -> bool {
+        by_block_size!(self: BloomFilter, insert_if_absent_at(h) -> bool)
     }
 
-    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash) for blocks smaller than 512
-    /// bits: one pass over the block's own words (one to four loads), which is cheaper than
-    /// a separate test of the k bits. Kept out of line so that the default path stays as
-    /// compact as before.
-    #[inline(never)]
-    fn insert_if_absent_small(&self, h: u64) -> bool {
-        match self.layout.block_words() {
-            4 => self.claim_small::<4>(h),
-            2 => self.claim_small::<2>(h),
-            _ => {
-                let (line, first_bit) = self.layout.locate(h);
-                let [mask] = self.layout.block_mask::<1>(h);
-                self.blocks[line].claim_word((first_bit / 64) as usize, mask)
-            }
-        }
-    }
-
-    /// The claim protocol on a block of `N` < 8 words inside its line.
+    /// [`insert_if_absent`](Self::insert_if_absent) in blocks of `2^L` bits, the protocol
+    /// above in each block operation:
+    /// * 512 bits: the cheap test of `contains` first, with Acquire loads (the
+    ///   synchronisation of step 1: duplicates, most of a crawl's links, leave here, and
+    ///   seeing every bit set means a duplicate since bits never clear), then
+    ///   [`claim_bits`](Block::claim_bits), bit by bit;
+    /// * smaller: one pass over the block's own words (one to four loads, cheaper than a
+    ///   separate test of the k bits), [`claim_in`](Block::claim_in) word by word, or with
+    ///   one word [`claim_word`](Block::claim_word)'s single compare-exchange.
     #[inline(always)]
-    fn claim_small<const N: usize>(&self, h: u64) -> bool {
-        let (line, first_bit) = self.layout.locate(h);
-        self.blocks[line].claim_in::<N>((first_bit / 64) as usize, self.layout.block_mask::<N>(h))
+    fn insert_if_absent_at<const L: u32, const N: usize>(&self, h: u64) -> bool {
+        let (line, first) = self.layout.locate::<L>(h);
+        let block = &self.blocks[line];
+        if L == 9 {
+            let bits = self.layout.bits::<L>(h, first);
+            return !block.all_set(bits.clone(), Acquire) && block.claim_bits(bits);
+        }
+        let mask = self.layout.block_mask::<L, N>(h);
+        let word = (first / 64) as usize;
+        if N == 1 {
+            block.claim_word(word, mask[0])
+        } else {
+            block.claim_in::<N>(word, mask)
+        }
     }
 
     /// The filter's key-to-probe mapping, detached from its memory.
@@ -346,12 +341,20 @@ impl BloomFilter {
 
     /// Total bits (a multiple of 512).
     pub fn num_bits(&self) -> u64 {
-        self.layout.num_blocks() * BLOCK_BITS
+        self.layout.num_lines() * BLOCK_BITS
     }
 
     /// Number of 64-byte lines: the 512-bit blocks, or the lines holding `512 /
     /// block_bits` smaller blocks each.
-    pub fn num_blocks(&self) -> usize {
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1000).block_bits(128).build()?;
+    /// assert_eq!(f.num_bits(), 512 * f.num_lines() as u64);
+    /// assert_eq!(f.memory_bytes(), 64 * f.num_lines() + std::mem::size_of::<BloomFilter>());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn num_lines(&self) -> usize {
         self.blocks.len()
     }
 

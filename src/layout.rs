@@ -1,14 +1,40 @@
 //! [`Layout`]: where a key lives in a filter (its block and its bits there), and [`Probe`],
-//! one key's answer. Every key of every blocked filter goes through [`Layout::hash`] and
-//! [`Layout::block_of`] / [`Layout::bits`]: one path from key to bits.
+//! one key's answer. Every key of every blocked filter goes the same three steps, each in one
+//! place: [`Layout::hash`], [`Layout::locate`] (its block) and [`Layout::bits`] (its bits
+//! there), monomorphized per block size by [`by_block_size!`], the one place the size is
+//! chosen.
 
 use core::fmt;
 use core::hash::Hash;
 
 use crate::block::WORDS;
 use crate::error::Error;
-use crate::hash::{block_index, positions, positions_in, KeyHasher, MAX_HASHES};
-use crate::simd::line_mask;
+use crate::hash::{block_index, positions, KeyHasher, MAX_HASHES};
+
+/// `$r.$op::<L, N>(h)` for the block size of `$r` (a [`Layout`] or a filter with a
+/// `log2_block_bits()`): `L` = log2 of the block's bits, `N` its words. The one place the
+/// block size is chosen: every operation is one generic path, monomorphized per size. 512-bit
+/// blocks (the default) take the inlined path; the smaller sizes share one call out of line,
+/// so that the default path stays compact.
+macro_rules! by_block_size {
+    ($r:ident : $ty:ty, $op:ident($h:expr) -> $ret:ty) => {{
+        #[inline(never)]
+        fn smaller(r: &$ty, h: u64) -> $ret {
+            match r.log2_block_bits() {
+                8 => r.$op::<8, 4>(h),
+                7 => r.$op::<7, 2>(h),
+                _ => r.$op::<6, 1>(h),
+            }
+        }
+        let h: u64 = $h;
+        if $r.log2_block_bits() == 9 {
+            $r.$op::<9, 8>(h)
+        } else {
+            smaller($r, h)
+        }
+    }};
+}
+pub(crate) use by_block_size;
 
 /// Where a key lives in a filter: its block and the bits it sets there.
 ///
@@ -19,27 +45,33 @@ use crate::simd::line_mask;
 /// use blockbloom::BloomFilter;
 /// let f = BloomFilter::builder().capacity(1000).seed(7).build()?;
 /// let p = f.probe("https://example.com/");
-/// assert!(p.block() < f.num_blocks());
+/// assert!(p.line() < f.num_lines());
 /// let bits: u32 = p.mask().iter().map(|w| w.count_ones()).sum();
 /// assert!(bits >= 1 && bits <= f.num_hashes());
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Probe {
-    block: usize,
+    line: usize,
     mask: [u64; WORDS],
 }
 
 impl Probe {
     /// Index of the key's 64-byte line: its 512-bit block, or the line that holds its
-    /// smaller block.
+    /// smaller block (example at [`Probe`]).
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `line` (the index of a 64-byte line, not of a block)")]
     pub fn block(&self) -> usize {
-        self.block
+        self.line
     }
 
     /// The key's bits within its line, as eight little-endian-ordered 64-bit words: bit `b`
     /// of the line is bit `b % 64` of word `b / 64` (with blocks smaller than 512 bits, only
-    /// the words of the key's block are nonzero).
+    /// the words of the key's block are nonzero; example at [`Probe`]).
     pub fn mask(&self) -> [u64; WORDS] {
         self.mask
     }
@@ -52,7 +84,7 @@ impl Probe {
 /// ```
 /// use blockbloom::{BloomFilter, Layout};
 /// let f = BloomFilter::builder().capacity(1000).seed(9).build()?;
-/// let l = Layout::new(9, f.num_blocks() as u64, f.num_hashes())?;
+/// let l = Layout::new(9, f.num_lines() as u64, f.num_hashes())?;
 /// assert_eq!(l.probe("https://example.com/"), f.probe("https://example.com/"));
 /// assert_eq!(f.layout().probe(&7u64), l.probe(&7u64));
 /// # Ok::<(), blockbloom::Error>(())
@@ -62,27 +94,24 @@ impl Probe {
 #[derive(Clone)]
 pub struct Layout {
     /// 64-byte lines (512 bits each).
-    nblocks: u64,
+    nlines: u64,
     k: u32,
     seed: u128,
     hasher: KeyHasher,
-    /// log2 of the blocks per line: 0 for 512-bit blocks … 3 for 64-bit ones.
-    sub_shift: u32,
     /// log2 of the bits per block: 9 for 512 … 6 for 64.
     log2_bits: u32,
-    /// Blocks in all: `nblocks << sub_shift`.
-    nsub: u64,
 }
 
 impl Layout {
-    /// The mapping of a filter of `num_blocks` 512-bit blocks and `hashes` bits per key,
+    /// The mapping of a filter of `num_lines` 512-bit blocks (64-byte lines) and `hashes`
+    /// bits per key,
     /// hashing with `seed`.
     ///
     /// # Errors
     /// [`Error::InvalidBits`] for 0 blocks, [`Error::InvalidHashes`] outside
     /// `1..=MAX_HASHES`.
-    pub fn new(seed: u128, num_blocks: u64, hashes: u32) -> Result<Layout, Error> {
-        Layout::with_block_bits(seed, num_blocks, hashes, 512)
+    pub fn new(seed: u128, num_lines: u64, hashes: u32) -> Result<Layout, Error> {
+        Layout::with_block_bits(seed, num_lines, hashes, 512)
     }
 
     /// The mapping of a filter of `num_lines` 64-byte lines, each holding `512 / block_bits`
@@ -92,7 +121,7 @@ impl Layout {
     /// ```
     /// use blockbloom::{BloomFilter, Layout};
     /// let f = BloomFilter::builder().capacity(1000).block_bits(64).seed(9).build()?;
-    /// let l = Layout::with_block_bits(9, f.num_blocks() as u64, f.num_hashes(), 64)?;
+    /// let l = Layout::with_block_bits(9, f.num_lines() as u64, f.num_hashes(), 64)?;
     /// assert_eq!(l.probe("https://example.com/"), f.probe("https://example.com/"));
     /// assert_eq!(l.block_bits(), 64);
     /// # Ok::<(), blockbloom::Error>(())
@@ -120,22 +149,18 @@ impl Layout {
     /// sizing or a header check).
     pub(crate) fn from_validated(
         seed: u128,
-        num_blocks: u64,
+        num_lines: u64,
         hashes: u32,
         block_bits: u32,
     ) -> Layout {
-        debug_assert!(num_blocks > 0 && (1..=MAX_HASHES).contains(&hashes));
+        debug_assert!(num_lines > 0 && (1..=MAX_HASHES).contains(&hashes));
         debug_assert!(crate::math::check_block_bits(block_bits).is_ok());
-        let log2_bits = block_bits.trailing_zeros();
-        let sub_shift = 9 - log2_bits;
         Layout {
-            nblocks: num_blocks,
+            nlines: num_lines,
             k: hashes,
             seed,
             hasher: KeyHasher::new(seed),
-            sub_shift,
-            log2_bits,
-            nsub: num_blocks << sub_shift,
+            log2_bits: block_bits.trailing_zeros(),
         }
     }
 
@@ -143,26 +168,47 @@ impl Layout {
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
         let h = self.hash(key);
-        if self.is_512() {
-            return Probe {
-                block: self.line_512(h),
-                mask: line_mask(self.bits_512(h)),
-            };
-        }
-        Probe {
-            block: self.block_of(h),
-            mask: self.mask(h),
-        }
+        by_block_size!(self: Layout, probe_at(h) -> Probe)
     }
 
-    /// Number of 64-byte lines (of 512-bit blocks, at the default block size).
+    /// [`probe`](Self::probe) for blocks of `2^L` bits (`N` words).
+    #[inline(always)]
+    fn probe_at<const L: u32, const N: usize>(&self, h: u64) -> Probe {
+        let (line, first) = self.locate::<L>(h);
+        let mut mask = [0u64; WORDS];
+        for bit in self.bits::<L>(h, first) {
+            mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+        }
+        Probe { line, mask }
+    }
+
+    /// Number of 64-byte lines (each a 512-bit block at the default block size).
+    ///
+    /// ```
+    /// use blockbloom::Layout;
+    /// let l = Layout::with_block_bits(1, 100, 7, 256)?;
+    /// assert_eq!((l.num_lines(), l.block_bits(), l.num_hashes()), (100, 256, 7));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn num_lines(&self) -> u64 {
+        self.nlines
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `num_lines` (it counts 64-byte lines, not blocks)")]
     pub fn num_blocks(&self) -> u64 {
-        self.nblocks
+        self.nlines
     }
 
     /// Bits per block: 512 (the default), 256, 128 or 64.
     pub fn block_bits(&self) -> u32 {
         1 << self.log2_bits
+    }
+
+    /// log2 of [`block_bits`](Self::block_bits): 9 … 6, what [`by_block_size!`] chooses by.
+    #[inline(always)]
+    pub(crate) fn log2_block_bits(&self) -> u32 {
+        self.log2_bits
     }
 
     /// Bits per key.
@@ -175,85 +221,52 @@ impl Layout {
         self.seed
     }
 
-    /// The keyed 64-bit hash of `key`: step one of every operation.
+    /// Step one of every operation: the keyed 64-bit hash of `key`.
     #[inline(always)]
     pub(crate) fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
         self.hasher.hash(key)
     }
 
-    /// The block of hash `h` among all blocks (multiply-shift), as its line and the
-    /// position of its first bit in that line. With 512-bit blocks the block is the line
-    /// and the offset 0: the arithmetic of every earlier version, bit for bit.
+    /// Step two: the block of hash `h`, for blocks of `2^L` bits, as its line and the
+    /// position of its first bit in that line. One multiply-shift over all blocks; with
+    /// 512-bit blocks (`L` = 9) the block is the line and the offset a constant 0: the
+    /// arithmetic of every earlier version, bit for bit.
     #[inline(always)]
-    pub(crate) fn locate(&self, h: u64) -> (usize, u32) {
-        let sub = block_index(h, self.nsub);
-        let line = sub >> self.sub_shift;
-        let first = ((sub & ((1 << self.sub_shift) - 1)) as u32) << self.log2_bits;
-        (line, first)
+    pub(crate) fn locate<const L: u32>(&self, h: u64) -> (usize, u32) {
+        debug_assert_eq!(L, self.log2_bits);
+        let per_line = 9 - L; // log2 of the blocks per line
+        let sub = block_index(h, self.nlines << per_line);
+        let first = ((sub & ((1 << per_line) - 1)) as u32) << L;
+        (sub >> per_line, first)
     }
 
-    /// The line of hash `h`.
+    /// Step three: the `k` bit positions (0..512) of hash `h` in its line, for blocks of
+    /// `2^L` bits whose first bit is `first` ([`locate`](Self::locate)): the one position
+    /// formula, [`positions`], offset by the block's place in the line.
     #[inline(always)]
-    pub(crate) fn block_of(&self, h: u64) -> usize {
-        self.locate(h).0
+    pub(crate) fn bits<const L: u32>(
+        &self,
+        h: u64,
+        first: u32,
+    ) -> impl Iterator<Item = u32> + Clone {
+        positions::<L>(h, self.k).map(move |p| p + first)
     }
 
-    /// The bit positions (0..512) of hash `h` in its line, one by one: `k` positions within
-    /// its block, offset by the block's place in the line.
+    /// The bits of hash `h` within its block of `N` words (`2^L` bits, `N` = `2^L / 64`),
+    /// built in registers: what the word-wise operations on blocks smaller than a line take.
     #[inline(always)]
-    pub(crate) fn bits(&self, h: u64) -> impl Iterator<Item = u32> {
-        let first = self.locate(h).1;
-        positions_in(h, self.k, self.log2_bits).map(move |p| p + first)
-    }
-
-    /// Whether blocks are whole lines (512 bits, the default): the hot paths then take
-    /// [`line_512`](Self::line_512) and [`bits_512`](Self::bits_512), the arithmetic with
-    /// constant widths.
-    #[inline(always)]
-    pub(crate) fn is_512(&self) -> bool {
-        self.sub_shift == 0
-    }
-
-    /// [`block_of`](Self::block_of) for 512-bit blocks.
-    #[inline(always)]
-    pub(crate) fn line_512(&self, h: u64) -> usize {
-        block_index(h, self.nblocks)
-    }
-
-    /// [`bits`](Self::bits) for 512-bit blocks.
-    #[inline(always)]
-    pub(crate) fn bits_512(&self, h: u64) -> impl Iterator<Item = u32> + Clone {
-        positions::<9>(h, self.k)
-    }
-
-    /// Words per block: 8 (512 bits), 4, 2 or 1.
-    #[inline(always)]
-    pub(crate) fn block_words(&self) -> usize {
-        8 >> self.sub_shift
-    }
-
-    /// The bits of hash `h` within its block of `N` words (`N` = [`block_words`](Self::block_words)),
-    /// built in registers: the mask of [`mask`](Self::mask) without the other words.
-    #[inline(always)]
-    pub(crate) fn block_mask<const N: usize>(&self, h: u64) -> [u64; N] {
-        debug_assert_eq!(N, self.block_words());
+    pub(crate) fn block_mask<const L: u32, const N: usize>(&self, h: u64) -> [u64; N] {
+        debug_assert_eq!(N, 1 << (L - 6));
         let mut mask = [0u64; N];
-        for bit in positions_in(h, self.k, self.log2_bits) {
+        for bit in positions::<L>(h, self.k) {
             mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
         }
         mask
     }
 
-    /// The bits of hash `h` in its line as an eight-word mask (nonzero only in its block's
-    /// words).
-    #[inline(always)]
-    pub(crate) fn mask(&self, h: u64) -> [u64; WORDS] {
-        line_mask(self.bits(h))
-    }
-
     /// Whether `self` and `other` place every key identically; else what differs.
     pub(crate) fn same_as(&self, other: &Layout) -> Result<(), Error> {
-        let what = if self.nblocks != other.nblocks {
+        let what = if self.nlines != other.nlines {
             "size"
         } else if self.log2_bits != other.log2_bits {
             "block size"
@@ -272,7 +285,7 @@ impl fmt::Debug for Layout {
     /// Without the (secret) seed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Layout")
-            .field("num_blocks", &self.nblocks)
+            .field("num_lines", &self.nlines)
             .field("num_hashes", &self.k)
             .field("block_bits", &self.block_bits())
             .finish_non_exhaustive()

@@ -11,11 +11,11 @@ mod storage;
 
 mod hash;
 mod layout;
-mod simd;
 
 mod bitset;
 mod builder;
 mod counting;
+mod family;
 mod filter;
 mod growable;
 
@@ -39,6 +39,7 @@ pub use bitset::AtomicBitSet;
 pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
+pub use family::{Filter, HashedFilter};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use filter::PREFETCH_DISTANCE;

@@ -9,68 +9,83 @@ use rayon::prelude::*;
 
 use crate::BloomFilter;
 
-/// Keys per rayon task in [`BloomFilter::par_insert_if_absent`] and
-/// [`BloomFilter::par_contains`]: large enough that the prefetch pipeline's warm-up and
+/// Keys per rayon task in the `par_` operations: large enough that the prefetch pipeline's warm-up and
 /// rayon's per-task cost vanish, small enough to balance the load across threads.
 pub const PAR_CHUNK: usize = 4096;
 
 impl BloomFilter {
-    /// Calls [`insert_if_absent`](Self::insert_if_absent) for every key, in parallel on
-    /// rayon's pool, and returns the answers in the order of `keys`.
+    /// [`insert_if_absent_many`](Self::insert_if_absent_many) on rayon's pool: answers in
+    /// `out[i]`, in the order of `keys`.
     ///
-    /// Each rayon task takes a chunk of 4,096 keys (`PAR_CHUNK`) through
-    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch), so the hashing and prefetching
-    /// pipeline runs on every core.
+    /// Each rayon task takes a chunk of 4,096 keys through `insert_if_absent_many`, so the
+    /// hashing and prefetching pipeline runs on every core. The contract is the
+    /// one-at-a-time contract: if `keys` holds the same new key twice, exactly one of its
+    /// answers is `true` (at most one, if another key races it for a bit).
     ///
-    /// The contract is the one-at-a-time contract: if `keys` holds the same new key twice,
-    /// exactly one of its answers is `true` (at most one, if another key races it for a bit).
+    /// # Panics
+    /// If `out.len() != keys.len()`.
     ///
     /// ```
     /// use blockbloom::BloomFilter;
     /// let seen = BloomFilter::with_capacity(1000, 0.001)?;
     /// let links = ["https://a.example/", "https://b.example/", "https://a.example/"];
-    /// let fresh = seen.par_insert_if_absent(&links);
+    /// let mut fresh = [false; 3];
+    /// seen.par_insert_if_absent_many(&links, &mut fresh);
     /// assert_eq!(fresh.iter().filter(|&&b| b).count(), 2);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn par_insert_if_absent<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
-        let mut out = vec![false; keys.len()];
+    pub fn par_insert_if_absent_many<K: Hash + Sync>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "one answer slot per key");
         keys.par_chunks(PAR_CHUNK)
             .zip(out.par_chunks_mut(PAR_CHUNK))
-            .for_each(|(k, o)| self.insert_if_absent_batch(k, o));
-        out
+            .for_each(|(k, o)| self.insert_if_absent_many(k, o));
     }
 
-    /// Calls [`contains`](Self::contains) for every key, in parallel chunks through
-    /// [`contains_batch`](Self::contains_batch), and returns the answers in the order of
-    /// `keys`.
+    /// [`contains_many`](Self::contains_many) on rayon's pool, answers in `out[i]`.
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()`.
     ///
     /// ```
     /// use blockbloom::BloomFilter;
     /// let seen = BloomFilter::with_capacity(1000, 0.001)?;
-    /// seen.insert("https://a.example/");
-    /// let known = seen.par_contains(&["https://a.example/", "https://b.example/"]);
+    /// seen.par_insert_many(&["https://a.example/"]);
+    /// let mut known = [false; 2];
+    /// seen.par_contains_many(&["https://a.example/", "https://b.example/"], &mut known);
     /// assert_eq!(known, [true, false]);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn par_contains<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
-        let mut out = vec![false; keys.len()];
+    pub fn par_contains_many<K: Hash + Sync>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "one answer slot per key");
         keys.par_chunks(PAR_CHUNK)
             .zip(out.par_chunks_mut(PAR_CHUNK))
-            .for_each(|(k, o)| self.contains_batch(k, o));
+            .for_each(|(k, o)| self.contains_many(k, o));
+    }
+
+    /// [`insert_many`](Self::insert_many) on rayon's pool (example at
+    /// [`par_contains_many`](Self::par_contains_many)).
+    pub fn par_insert_many<K: Hash + Sync>(&self, keys: &[K]) {
+        keys.par_chunks(PAR_CHUNK).for_each(|k| self.insert_many(k));
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `par_insert_if_absent_many(keys, &mut out)`")]
+    pub fn par_insert_if_absent<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
+        let mut out = vec![false; keys.len()];
+        self.par_insert_if_absent_many(keys, &mut out);
         out
     }
 
-    /// Inserts every key of a parallel iterator.
-    ///
-    /// ```
-    /// use blockbloom::BloomFilter;
-    /// use rayon::prelude::*;
-    /// let f = BloomFilter::with_capacity(10_000, 0.01)?;
-    /// f.par_insert((0..10_000u64).into_par_iter());
-    /// assert!((0..10_000u64).all(|i| f.contains(&i)));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
+    #[doc(hidden)]
+    #[deprecated(note = "use `par_contains_many(keys, &mut out)`")]
+    pub fn par_contains<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
+        let mut out = vec![false; keys.len()];
+        self.par_contains_many(keys, &mut out);
+        out
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "use `par_insert_many(keys)`, or `insert` in your own rayon code")]
     pub fn par_insert<K, I>(&self, keys: I)
     where
         K: Hash,

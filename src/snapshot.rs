@@ -105,7 +105,7 @@ impl Header {
             magic: MAGIC,
             hash_id: HASH_ALGORITHM_ID,
             seed: f.seed(),
-            nblocks: f.num_blocks() as u64,
+            nblocks: f.num_lines() as u64,
             k: f.num_hashes(),
             capacity: f.capacity(),
             fpr_bits: f.target_fpr().to_bits(),

@@ -30,7 +30,7 @@ fn lengths() -> Vec<usize> {
 }
 
 #[test]
-fn insert_if_absent_batch_equals_one_at_a_time() {
+fn insert_if_absent_many_equals_one_at_a_time() {
     // A 50%-duplicate URL stream, filled past capacity so false positives occur too.
     let (ids, distinct) = dup_stream(60_000, 0.5, 1);
     let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
@@ -42,7 +42,7 @@ fn insert_if_absent_batch_equals_one_at_a_time() {
         }
         let chunk = &links[start..(start + len).min(links.len())];
         let mut got = vec![false; chunk.len()];
-        batched.insert_if_absent_batch(chunk, &mut got);
+        batched.insert_if_absent_many(chunk, &mut got);
         let want: Vec<bool> = chunk.iter().map(|u| single.insert_if_absent(u)).collect();
         assert_eq!(got, want, "batch at {start}..+{len}");
         start += chunk.len();
@@ -54,7 +54,7 @@ fn insert_if_absent_batch_equals_one_at_a_time() {
 fn contains_and_insert_batch_equal_one_at_a_time() {
     let (batched, single) = pair(10_000, 0.01, 5);
     let keys: Vec<u64> = (0..10_000).collect();
-    batched.insert_batch(&keys);
+    batched.insert_many(&keys);
     keys.iter().for_each(|k| single.insert(k));
     assert!(same_bits(&batched, &single));
 
@@ -62,13 +62,13 @@ fn contains_and_insert_batch_equal_one_at_a_time() {
     for len in lengths() {
         let chunk = &probes[..len.min(probes.len())];
         let mut got = vec![true; chunk.len()];
-        batched.contains_batch(chunk, &mut got);
+        batched.contains_many(chunk, &mut got);
         let want: Vec<bool> = chunk.iter().map(|k| single.contains(k)).collect();
         assert_eq!(got, want, "len {len}");
     }
     // Members are all found (no false negatives), and some non-members are not.
     let mut got = vec![false; probes.len()];
-    batched.contains_batch(&probes, &mut got);
+    batched.contains_many(&probes, &mut got);
     assert!(got[..5_000].iter().all(|&b| b));
     assert!(got[5_000..].iter().filter(|&&b| b).count() < 35_000 / 50);
 }
@@ -88,7 +88,7 @@ fn a_key_repeated_within_a_batch_wins_once() {
         .chain(["a", "b", "c", "d"])
         .collect();
     let mut out = vec![false; keys.len()];
-    f.insert_if_absent_batch(&keys, &mut out);
+    f.insert_if_absent_many(&keys, &mut out);
     let mut want = vec![false; keys.len()];
     want[0] = true; // a
     want[2] = true; // b
@@ -102,7 +102,7 @@ fn a_key_repeated_within_a_batch_wins_once() {
 #[should_panic(expected = "one answer slot per key")]
 fn mismatched_output_length_panics() {
     let f = BloomFilter::with_capacity(100, 0.01).unwrap();
-    f.insert_if_absent_batch(&[1u64, 2, 3], &mut [false; 2]);
+    f.insert_if_absent_many(&[1u64, 2, 3], &mut [false; 2]);
 }
 
 #[cfg(feature = "rayon")]
@@ -115,8 +115,9 @@ fn par_contains_matches_contains() {
         .build()
         .unwrap();
     let keys: Vec<u64> = (0..50_000).collect();
-    f.par_insert((0..20_000u64).map(|i| i * 2).collect::<Vec<_>>());
-    let got = f.par_contains(&keys);
+    f.par_insert_many(&(0..20_000u64).map(|i| i * 2).collect::<Vec<_>>());
+    let mut got = vec![false; keys.len()];
+    f.par_contains_many(&keys, &mut got);
     let want: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
     assert_eq!(got, want);
 }

@@ -16,7 +16,7 @@ fn racing_threads_claim_each_id_exactly_once() {
                 let mut ids: Vec<u64> = (0..universe).filter(|i| i % 5 != t).collect();
                 SplitMix64::new(t).shuffle(&mut ids);
                 for i in ids {
-                    if s.insert(i) {
+                    if s.insert_if_absent(i) {
                         claims[t as usize].fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -35,7 +35,7 @@ fn iter_len_remove_and_bounds() {
     assert!(s.is_empty());
     let ids = [999u64, 0, 64, 63, 511, 512, 513];
     for i in ids {
-        assert!(s.insert(i));
+        assert!(s.insert_if_absent(i));
     }
     let mut sorted = ids.to_vec();
     sorted.sort();
@@ -43,7 +43,7 @@ fn iter_len_remove_and_bounds() {
     assert_eq!(s.len(), ids.len() as u64);
     assert!(s.remove(64) && !s.remove(64) && !s.contains(64));
     assert!(!s.contains(1000) && !s.remove(5000));
-    assert_eq!(s.try_insert(1000), None);
+    assert_eq!(s.try_insert_if_absent(1000), None);
     assert_eq!(AtomicBitSet::new(0).unwrap_err(), Error::EmptyUniverse);
 }
 

@@ -109,7 +109,7 @@ fn batches_answer_like_one_call_at_a_time_at_every_block_size() {
     for bits in BLOCK_SIZES {
         let (a, b) = (filter(10_000, 0.01, bits, 3), filter(10_000, 0.01, bits, 3));
         let mut got = vec![false; links.len()];
-        a.insert_if_absent_batch(&links, &mut got);
+        a.insert_if_absent_many(&links, &mut got);
         let want: Vec<bool> = links.iter().map(|u| b.insert_if_absent(u)).collect();
         assert_eq!(got, want, "block {bits}");
         assert_eq!(a.to_bytes_for_test(), b.to_bytes_for_test());

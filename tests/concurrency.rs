@@ -71,14 +71,14 @@ fn concurrent_batches_keep_at_most_one_winner() {
     };
     let wins = stream_claims(4, DISTINCT, order, 777, |ids, out| {
         let batch: Vec<&str> = ids.iter().map(|&i| keys[i as usize].as_str()).collect();
-        f.insert_if_absent_batch(&batch, out);
+        f.insert_if_absent_many(&batch, out);
     });
     check_claims(&wins, &keys, &f);
     let mut found = vec![false; keys.len()];
-    f.contains_batch(&keys, &mut found);
+    f.contains_many(&keys, &mut found);
     assert!(
         found.iter().all(|&b| b),
-        "false negative through contains_batch"
+        "false negative through contains_many"
     );
 }
 

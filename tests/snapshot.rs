@@ -37,7 +37,7 @@ fn round_trip_keeps_every_key_and_parameter() {
             f.insert(&i);
         }
         let bytes = bytes_of(&f);
-        assert_eq!(bytes.len(), 64 + f.num_blocks() * 64 + 8);
+        assert_eq!(bytes.len(), 64 + f.num_lines() * 64 + 8);
         let g = BloomFilter::read_from(&bytes[..]).unwrap();
         assert_eq!(g.num_bits(), f.num_bits());
         assert_eq!(g.num_hashes(), f.num_hashes());

@@ -172,7 +172,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             }
             // Room first, then the claims: a run that cannot grow its filter or write its
             // output stops here, with none of the group's lines recorded.
-            if let Err(e) = seen.filter.try_reserve(g.len() as u64) {
+            if let Err(e) = seen.filter.keys().try_reserve(g.len() as u64) {
                 break 'chunks Err(Failure::Io(format!(
                     "{} cannot grow: {e}. The lines from here on were neither printed nor \
                      recorded: remove the cause and run again (they are printed then, none twice)",
@@ -276,7 +276,7 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
          estimated fpr now {:.4}%, {secs:.2} s, {:.1} M lines/s",
         lines - printed,
         bytes as f64 / 1048576.0,
-        100.0 * seen.filter.estimated_fpr(),
+        100.0 * seen.filter.keys().estimated_fpr(),
         lines as f64 / secs.max(1e-9) / 1e6
     );
 }
@@ -303,9 +303,10 @@ fn decide(
 ) {
     keep.clear();
     keep.resize(bounds.len(), false);
+    let filter = filter.keys();
     if threads == 1 {
         let lines: Vec<Line<'_>> = bounds.iter().map(|&(a, b)| Line(&chunk[a..b])).collect();
-        filter.insert_if_absent_batch(&lines, keep);
+        filter.insert_if_absent_many(&lines, keep);
         return;
     }
     std::thread::scope(|s| {
@@ -321,7 +322,7 @@ fn decide(
                         }
                     }
                     let mut won = vec![false; lines.len()];
-                    filter.insert_if_absent_batch(&lines, &mut won);
+                    filter.insert_if_absent_many(&lines, &mut won);
                     at.into_iter()
                         .zip(won)
                         .filter_map(|(i, w)| w.then_some(i))

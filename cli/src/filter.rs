@@ -118,8 +118,12 @@ impl Filter {
         if let Some(b) = w.block_bits.filter(|&b| b != self.block_bits()) {
             return conflict("block size", self.block_bits().to_string(), b.to_string());
         }
-        if let Some(p) = w.fpr.filter(|&p| p != self.target_fpr()) {
-            return conflict("target fpr", self.target_fpr().to_string(), p.to_string());
+        if let Some(p) = w.fpr.filter(|&p| p != self.keys().target_fpr()) {
+            return conflict(
+                "target fpr",
+                self.keys().target_fpr().to_string(),
+                p.to_string(),
+            );
         }
         if let Some(s) = w.seed.filter(|&s| s != self.seed()) {
             return conflict("seed", self.seed().to_string(), s.to_string());
@@ -172,39 +176,16 @@ impl Filter {
         }
     }
 
-    /// `insert_if_absent` for every line, answers in `out`, through the filter's batched
-    /// call (blocks prefetched ahead, so a large filter's cache misses overlap): `true`
-    /// for exactly the lines this call won, in every process sharing the filter.
-    pub(crate) fn insert_if_absent_batch(&self, lines: &[Line<'_>], out: &mut [bool]) {
+    /// The filter's key operations, whichever kind it is: the family's
+    /// [`Filter`](blockbloom::Filter) trait, so that `dedup` is written once for every kind.
+    /// Its `insert_if_absent_many` takes the batched path (blocks prefetched ahead, so a
+    /// large filter's cache misses overlap) and answers `true` for exactly the lines this
+    /// call won, in every process sharing the filter; `try_reserve` grows a growing filter
+    /// now if it must, and says why if it cannot.
+    pub(crate) fn keys(&self) -> &dyn for<'a> blockbloom::Filter<Line<'a>> {
         match self {
-            Filter::Fixed(f) => f.insert_if_absent_batch(lines, out),
-            Filter::Growing(g) => {
-                let hashes: Vec<_> = lines.iter().map(|l| g.key_hash(l)).collect();
-                g.insert_if_absent_hashes(&hashes, out);
-            }
-        }
-    }
-
-    /// Room for `n` more new lines at the target rate: a growing filter adds its next layer
-    /// now if it must, and says why if it cannot. A fixed filter has its capacity.
-    pub(crate) fn try_reserve(&self, n: u64) -> Result<(), Error> {
-        match self {
-            Filter::Fixed(_) => Ok(()),
-            Filter::Growing(g) => g.try_reserve(n),
-        }
-    }
-
-    pub(crate) fn target_fpr(&self) -> f64 {
-        match self {
-            Filter::Fixed(f) => f.target_fpr(),
-            Filter::Growing(g) => g.target_fpr(),
-        }
-    }
-
-    pub(crate) fn estimated_fpr(&self) -> f64 {
-        match self {
-            Filter::Fixed(f) => f.estimated_fpr(),
-            Filter::Growing(g) => g.estimated_fpr(),
+            Filter::Fixed(f) => f,
+            Filter::Growing(g) => g,
         }
     }
 

@@ -49,7 +49,7 @@ fn keys(f: &BloomFilter, n: usize, block: usize) -> Vec<u64> {
     let mut used = [0u64; 8];
     for id in 0..10_000u64 {
         let p = f.probe(&id);
-        if p.block() != block || words_used(f, id) < min_words {
+        if p.line() != block || words_used(f, id) < min_words {
             continue;
         }
         let m = p.mask();
@@ -315,7 +315,7 @@ fn union_racing_insert_if_absent() {
 
 /// The batched path runs the same per-key protocol (the prefetch hint is a no-op under
 /// loom): two threads pass the same two new keys in opposite orders through
-/// `insert_if_absent_batch`; each key is won exactly once, and both are present afterwards.
+/// `insert_if_absent_many`; each key is won exactly once, and both are present afterwards.
 #[test]
 fn batches_in_opposite_orders_one_winner_per_key() {
     loom::model(|| {
@@ -326,7 +326,7 @@ fn batches_in_opposite_orders_one_winner_per_key() {
             let f = Arc::clone(&f);
             thread::spawn(move || {
                 let mut out = [false; 2];
-                f.insert_if_absent_batch(&order, &mut out);
+                f.insert_if_absent_many(&order, &mut out);
                 out
             })
         };
@@ -337,7 +337,7 @@ fn batches_in_opposite_orders_one_winner_per_key() {
         assert_eq!(a[0] as u32 + b[1] as u32, 1, "x won {:?} {:?}", a, b);
         assert_eq!(a[1] as u32 + b[0] as u32, 1, "y won {:?} {:?}", a, b);
         let mut found = [false; 2];
-        f.contains_batch(&[x, y], &mut found);
+        f.contains_many(&[x, y], &mut found);
         assert_eq!(found, [true, true]);
     });
 }
@@ -498,7 +498,7 @@ fn bitset_exactly_one_winner_per_insert_and_remove() {
         let s = Arc::new(AtomicBitSet::new(100).unwrap());
         let (a, b) = (s.clone(), s.clone());
         let ta = thread::spawn(move || a.insert(42) as u32 + a.remove(42) as u32 * 10);
-        let tb = thread::spawn(move || b.insert(42) as u32 + b.remove(42) as u32 * 10);
+        let tb = thread::spawn(move || b.insert_if_absent(42) as u32 + b.remove(42) as u32 * 10);
         let total = ta.join().unwrap() + tb.join().unwrap();
         // Every successful insert is matched by exactly one successful remove.
         assert_eq!(total % 10, total / 10, "{total}");

@@ -9,11 +9,14 @@ use crate::*;
 /// A lock-free set of the integers in `range(universe)`, one bit each (exact, no false
 /// positives): for ids that are already small integers.
 ///
-/// A number outside `range(universe)` given to `insert` or `remove` raises `ValueError`.
+/// A number outside `range(universe)` given to `add`, `insert_if_absent` or `remove`
+/// raises `ValueError`.
 ///
 /// >>> s = AtomicBitSet(1000)
-/// >>> s.insert(7), s.insert(7), 7 in s, len(s)
+/// >>> s.insert_if_absent(7), s.insert_if_absent(7), 7 in s, len(s)
 /// (True, False, True, 1)
+/// >>> s.add(8); sorted(s)
+/// [7, 8]
 #[pyclass(frozen, module = "blockbloom")]
 pub(crate) struct AtomicBitSet {
     pub(crate) inner: blockbloom::AtomicBitSet,
@@ -53,9 +56,26 @@ impl AtomicBitSet {
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
         self.inner.save(&path).map_err(err)
     }
-    /// Adds `i`; `True` if it was absent.
-    fn insert(&self, i: Unsigned<u64>) -> PyResult<bool> {
-        Ok(self.inner.insert(self.check(i.0)?))
+    /// Adds `i`; `True` if it was absent (of several threads adding it at once, exactly
+    /// one gets `True`).
+    fn insert_if_absent(&self, i: Unsigned<u64>) -> PyResult<bool> {
+        Ok(self.inner.insert_if_absent(self.check(i.0)?))
+    }
+    /// Adds `i` (`insert_if_absent` without the answer), like `set.add`.
+    fn add(&self, i: Unsigned<u64>) -> PyResult<()> {
+        self.inner.insert(self.check(i.0)?);
+        Ok(())
+    }
+    /// Deprecated: renamed `insert_if_absent` (the family's name for "add, and say if
+    /// new"); warns `DeprecationWarning`.
+    fn insert(&self, py: Python<'_>, i: Unsigned<u64>) -> PyResult<bool> {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
+            c"AtomicBitSet.insert is renamed insert_if_absent",
+            1,
+        )?;
+        self.insert_if_absent(i)
     }
     /// Removes `i`; `True` if it was present.
     fn remove(&self, i: Unsigned<u64>) -> PyResult<bool> {

@@ -186,29 +186,19 @@ impl BloomFilter {
     /// `insert_if_absent` for every key: the keys are read and hashed with the GIL held (a bad
     /// key raises before any is inserted), the filter is probed with it released.
     fn insert_if_absent_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        answered_batch(
-            keys,
-            |k| self.inner.key_hash(k),
-            |hs, out| self.inner.insert_if_absent_hashes(hs, out),
-        )
+        insert_if_absent_many(&self.inner, keys)
     }
 
     /// `[key in f for key in keys]` in one call, with the GIL released while the filter is
     /// probed. `keys` is any iterable of `str` or `bytes`; a bad key raises `TypeError`.
     fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        answered_batch(
-            keys,
-            |k| self.inner.key_hash(k),
-            |hs, out| self.inner.contains_hashes(hs, out),
-        )
+        contains_many(&self.inner, keys)
     }
 
     /// Inserts every key of `keys` (any iterable of `str` or `bytes`), like `set.update`;
     /// a bad key raises `TypeError` before any key is inserted.
-    fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let hs = key_hashes(keys, |k| self.inner.key_hash(k))?;
-        py.detach(|| self.inner.insert_hashes(&hs));
-        Ok(())
+    fn update(&self, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        update(&self.inner, keys)
     }
 
     /// Adds every key of `other`, a filter of the same size, rate, block size and seed

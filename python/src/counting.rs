@@ -1,6 +1,8 @@
 //! `CountingBloomFilter`: the filter that can remove keys.
 
+use blockbloom::Filter;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use crate::*;
 
@@ -41,6 +43,20 @@ impl CountingBloomFilter {
     /// back). Keys are `str` or `bytes` (anything else: `TypeError`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         with_key(key, |k| self.inner.insert(&k))
+    }
+    /// `[f.insert_if_absent(key) for key in keys]` in one call; every key is read first (a
+    /// bad key raises `TypeError` before any is inserted).
+    fn insert_if_absent_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        each_key(keys, |ks, out| self.inner.insert_if_absent_many(ks, out))
+    }
+    /// `[key in f for key in keys]` in one call.
+    fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        each_key(keys, |ks, out| self.inner.contains_many(ks, out))
+    }
+    /// Inserts every key of `keys` once more, like `set.update`; a bad key raises
+    /// `TypeError` before any key is inserted.
+    fn update(&self, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        each_key(keys, |ks, _| self.inner.insert_many(ks)).map(drop)
     }
     /// Removes one insertion of `key`; `False` if it was not present (nothing changed).
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -184,3 +184,50 @@ unsigned_arg!(u32, u64, u128);
 pub(crate) fn absolute(path: &std::path::Path) -> PyResult<std::path::PathBuf> {
     std::path::absolute(path).map_err(|e| PyOSError::new_err(e.to_string()))
 }
+
+/// `insert_if_absent_many` of every hashing filter class, written once over the family's
+/// [`HashedFilter`](blockbloom::HashedFilter): keys read and hashed with the GIL held (a bad
+/// key raises `TypeError` before any is inserted), the filter probed with it released.
+pub(crate) fn insert_if_absent_many<'py>(
+    f: &impl blockbloom::HashedFilter,
+    keys: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    answered_batch(
+        keys,
+        |k| f.key_hash(k),
+        |hs, out| f.insert_if_absent_hashes(hs, out),
+    )
+}
+
+/// `contains_many` of every hashing filter class (as [`insert_if_absent_many`]).
+pub(crate) fn contains_many<'py>(
+    f: &impl blockbloom::HashedFilter,
+    keys: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    answered_batch(
+        keys,
+        |k| f.key_hash(k),
+        |hs, out| f.contains_hashes(hs, out),
+    )
+}
+
+/// `update` (`insert_many`) of every hashing filter class (as [`insert_if_absent_many`]).
+pub(crate) fn update(f: &impl blockbloom::HashedFilter, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+    let hs = key_hashes(keys, |k| f.key_hash(k))?;
+    keys.py().detach(|| f.insert_hashes(&hs));
+    Ok(())
+}
+
+/// The batch forms for a filter without hashed forms (the counting filter): every key read
+/// first (a bad key raises `TypeError` before any is used), then `op` on them with the GIL
+/// held, as one list of answers.
+pub(crate) fn each_key<'py>(
+    keys: &Bound<'py, PyAny>,
+    op: impl FnOnce(&[Key<'_>], &mut [bool]),
+) -> PyResult<Bound<'py, PyList>> {
+    let tuple = key_tuple(keys)?;
+    let ks = tuple_keys(&tuple)?;
+    let mut out = vec![false; ks.len()];
+    op(&ks, &mut out);
+    answer_list(keys.py(), &out)
+}

@@ -9,11 +9,7 @@ use pyo3::types::{PyString, PyTuple};
 use crate::*;
 
 /// Where a Redis filter's calls go: straight to Redis, or through an in-process front.
-#[allow(clippy::large_enum_variant)] // one per Python object
-pub(crate) enum Remote {
-    Direct(blockbloom_redis::RedisBloomFilter),
-    Front(blockbloom_redis::LocalFront),
-}
+pub(crate) type Remote = Box<dyn for<'a> blockbloom_redis::SharedFilter<Key<'a>>>;
 
 /// A Bloom filter in Redis shared by many processes, on the Rust Redis client (no redis-py
 /// needed): of all the processes offering the same new key, exactly one gets `True`.
@@ -101,9 +97,9 @@ impl RedisBloomFilter {
                 open(b)
             })
             .map_err(redis_err)?;
-        let remote = match args.local_front {
-            Some(c) => Remote::Front(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
-            None => Remote::Direct(f),
+        let remote: Remote = match args.local_front {
+            Some(c) => Box::new(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
+            None => Box::new(f),
         };
         Ok(RedisBloomFilter {
             remote: Mutex::new(remote),
@@ -182,10 +178,7 @@ impl RedisBloomFilter {
     /// it holds now).
     fn to_local(&self, py: Python<'_>) -> PyResult<BloomFilter> {
         let inner = py
-            .detach(|| match &mut *self.lock() {
-                Remote::Direct(f) => f.to_local(),
-                Remote::Front(f) => f.remote().to_local(),
-            })
+            .detach(|| self.lock().shared().to_local())
             .map_err(redis_err)?;
         Ok(BloomFilter { inner, path: None })
     }
@@ -194,11 +187,8 @@ impl RedisBloomFilter {
     /// `to_local()` copy, or one made with them): each shard one atomic `BITOP OR`, so
     /// merging filters built apart. `RedisError` if the parameters or seed differ.
     fn union_from(&self, py: Python<'_>, local: &BloomFilter) -> PyResult<()> {
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.union_from(&local.inner),
-            Remote::Front(f) => f.remote().union_from(&local.inner),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().shared().union_from(&local.inner))
+            .map_err(redis_err)
     }
 
     fn __reduce__<'py>(
@@ -230,11 +220,8 @@ impl RedisBloomFilter {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
         let k = &ks[0];
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.insert_if_absent(&k),
-            Remote::Front(f) => f.insert_if_absent(&k),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().insert_if_absent(k))
+            .map_err(redis_err)
     }
 
     /// `insert_if_absent` for every key of `keys`, in one round trip (a server-side call per
@@ -248,11 +235,8 @@ impl RedisBloomFilter {
     ) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.insert_if_absent_many(&ks),
-            Remote::Front(f) => f.insert_if_absent_many(&ks),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().insert_if_absent_many(&ks))
+            .map_err(redis_err)
     }
 
     /// `key in f`, asked of Redis (or answered by the local front for this process's own
@@ -262,22 +246,15 @@ impl RedisBloomFilter {
         let tuple = PyTuple::new(py, [key])?;
         let ks = tuple_keys(&tuple)?;
         let k = &ks[0];
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.contains(&k),
-            Remote::Front(f) => f.contains(&k),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().contains(k)).map_err(redis_err)
     }
 
     /// `[key in f for key in keys]`, in one round trip.
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let tuple = key_tuple(keys)?;
         let ks = tuple_keys(&tuple)?;
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.contains_many(&ks),
-            Remote::Front(f) => f.remote().contains_many(&ks),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().contains_many(&ks))
+            .map_err(redis_err)
     }
 
     /// Deletes filter `name` (its parameters and shards, on every node of a cluster);
@@ -307,11 +284,8 @@ impl RedisBloomFilter {
                 "timeout must be a number of seconds >= 0, not {timeout}"
             ))
         })?;
-        py.detach(|| match &mut *self.lock() {
-            Remote::Direct(f) => f.wait_for_replicas(replicas.0, timeout),
-            Remote::Front(f) => f.remote().wait_for_replicas(replicas.0, timeout),
-        })
-        .map_err(redis_err)
+        py.detach(|| self.lock().shared().wait_for_replicas(replicas.0, timeout))
+            .map_err(redis_err)
     }
 
     /// The filter's name, capacity and rate; not the URL, which may hold a password.
@@ -328,9 +302,6 @@ impl RedisBloomFilter {
     /// Calls that went to Redis (with a local front), else `None`.
     #[getter]
     fn round_trips(&self, py: Python<'_>) -> Option<u64> {
-        py.detach(|| match &*self.lock() {
-            Remote::Direct(_) => None,
-            Remote::Front(f) => Some(f.round_trips()),
-        })
+        py.detach(|| self.lock().round_trips())
     }
 }

@@ -224,7 +224,7 @@ def test_bad_parameters_are_value_errors():
         lambda: GrowableBloomFilter(-1),
         lambda: CountingBloomFilter(-1, 0.01),
         lambda: AtomicBitSet(-1),
-        lambda: AtomicBitSet(10).insert(-1),
+        lambda: AtomicBitSet(10).insert_if_absent(-1),
         lambda: AtomicBitSet(10).remove(2**64),
         # Checked before any connection is tried.
         lambda: blockbloom.RedisBloomFilter("redis://127.0.0.1:1/", "k", -1),
@@ -235,7 +235,7 @@ def test_bad_parameters_are_value_errors():
     with pytest.raises(TypeError):
         BloomFilter("many", 0.01)
     bits = AtomicBitSet(10)
-    bits.insert(3)
+    bits.add(3)
     assert 3 in bits and -1 not in bits and 2**70 not in bits and "3" not in bits
 
 
@@ -397,15 +397,26 @@ def test_counting_filter_and_bitset(tmp_path):
     assert not c.remove("never")
     with pytest.raises(ValueError):
         CountingBloomFilter(0)
+    assert c.insert_if_absent_many(["x", "y", "x"]) == [True, True, False]
+    assert c.contains_many(["x", "z"]) == [True, False]
+    c.update(["z"])
+    assert "z" in c
+    with pytest.raises(TypeError):
+        c.update(["w", 5])
+    assert "w" not in c
     s = AtomicBitSet(1000)
-    assert s.insert(3) and not s.insert(3) and s.insert(999)
+    assert s.insert_if_absent(3) and not s.insert_if_absent(3) and s.insert_if_absent(999)
     assert 3 in s and 4 not in s and 10**9 not in s and len(s) == 2
     assert list(s) == [3, 999]
     with pytest.raises(ValueError):
-        s.insert(1000)
+        s.insert_if_absent(1000)
+    with pytest.raises(ValueError):
+        s.add(1000)
+    with pytest.warns(DeprecationWarning, match="insert_if_absent"):
+        assert s.insert(5)
     p = tmp_path / "s.bits"
     s.save(p)
-    assert list(AtomicBitSet.load(p)) == [3, 999]
+    assert list(AtomicBitSet.load(p)) == [3, 5, 999]
     with pytest.raises(ValueError):
         AtomicBitSet(0)
 
@@ -469,8 +480,8 @@ def test_version_and_reprs(tmp_path):
     c = CountingBloomFilter(1000, 0.01)
     assert repr(c) == f"CountingBloomFilter(capacity=1000, fpr=0.01, memory_bytes={c.memory_bytes})"
     s = AtomicBitSet(100)
-    s.insert(3)
-    s.insert(70)
+    s.add(3)
+    s.add(70)
     assert repr(s) == "AtomicBitSet(universe=100, len=2)"
 
 

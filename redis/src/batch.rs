@@ -38,7 +38,7 @@ impl RedisBloomFilter {
         let mut by_shard: Vec<(u64, Vec<usize>, Vec<u64>)> = Vec::new();
         for (idx, key) in keys.iter().enumerate() {
             let p = self.layout.probe(key);
-            let block = p.block() as u64;
+            let block = p.line() as u64;
             let shard = block / self.meta.shard_blocks;
             // Each shard starts with its header (one block), then its blocks.
             let base = SHARD_HEADER_BYTES * 8 + (block % self.meta.shard_blocks) * 512;

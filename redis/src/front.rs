@@ -96,6 +96,27 @@ impl LocalFront {
         Ok(out)
     }
 
+    /// [`contains`](Self::contains) for a batch: the keys this process has not seen go to
+    /// Redis in one call.
+    ///
+    /// # Errors
+    /// As [`RedisBloomFilter::contains_many`].
+    pub fn contains_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
+        let ask: Vec<usize> = (0..keys.len())
+            .filter(|&i| !self.local.contains(&keys[i]))
+            .collect();
+        let mut out = vec![true; keys.len()];
+        if ask.is_empty() {
+            return Ok(out);
+        }
+        self.round_trips += 1;
+        let sub: Vec<&K> = ask.iter().map(|&i| &keys[i]).collect();
+        for (&i, found) in ask.iter().zip(self.remote.contains_many(&sub)?) {
+            out[i] = found;
+        }
+        Ok(out)
+    }
+
     /// Whether `key` may have been inserted by any process (in-process first).
     ///
     /// # Errors
@@ -121,5 +142,99 @@ impl LocalFront {
     /// The Redis filter behind it.
     pub fn remote(&mut self) -> &mut RedisBloomFilter {
         &mut self.remote
+    }
+}
+
+/// A filter in Redis, with or without a [`LocalFront`]: the family's key operations (the
+/// names of [`blockbloom::Filter`]) as round trips, each a [`Result`], so that code taking
+/// either (the Python binding) is written once. Dyn-compatible: `Box<dyn SharedFilter<K>>`
+/// holds either.
+///
+/// ```no_run
+/// use blockbloom_redis::{RedisBloomFilter, SharedFilter};
+/// fn fresh(seen: &mut dyn SharedFilter<str>, urls: &[&str]) -> blockbloom_redis::Result<usize> {
+///     let mut n = 0;
+///     for u in urls {
+///         n += seen.insert_if_absent(u)? as usize;
+///     }
+///     Ok(n)
+/// }
+/// let mut direct = RedisBloomFilter::open_or_create("redis://127.0.0.1/", "a", 1000, 0.01)?;
+/// fresh(&mut direct, &["https://a.example/"])?;
+/// let mut fronted = RedisBloomFilter::open_or_create("redis://127.0.0.1/", "b", 1000, 0.01)?
+///     .with_local_front(1000, 0.001)?;
+/// fresh(&mut fronted, &["https://a.example/"])?;
+/// # Ok::<(), blockbloom_redis::Error>(())
+/// ```
+pub trait SharedFilter<K: Hash + ?Sized>: Send {
+    /// `Ok(true)` iff `key` was new to every process sharing the filter.
+    fn insert_if_absent(&mut self, key: &K) -> Result<bool>;
+    /// Whether `key` may have been inserted by any process.
+    fn contains(&mut self, key: &K) -> Result<bool>;
+    /// [`insert_if_absent`](Self::insert_if_absent) for a batch, in one round trip.
+    fn insert_if_absent_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized;
+    /// [`contains`](Self::contains) for a batch, in one round trip.
+    fn contains_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized;
+    /// The filter in Redis itself (for the operations on the whole filter).
+    fn shared(&mut self) -> &mut RedisBloomFilter;
+    /// Calls that went to Redis, with a local front; `None` without.
+    fn round_trips(&self) -> Option<u64>;
+}
+
+impl<K: Hash + ?Sized> SharedFilter<K> for RedisBloomFilter {
+    fn insert_if_absent(&mut self, key: &K) -> Result<bool> {
+        RedisBloomFilter::insert_if_absent(self, key)
+    }
+    fn contains(&mut self, key: &K) -> Result<bool> {
+        RedisBloomFilter::contains(self, key)
+    }
+    fn insert_if_absent_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized,
+    {
+        RedisBloomFilter::insert_if_absent_many(self, keys)
+    }
+    fn contains_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized,
+    {
+        RedisBloomFilter::contains_many(self, keys)
+    }
+    fn shared(&mut self) -> &mut RedisBloomFilter {
+        self
+    }
+    fn round_trips(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl<K: Hash + ?Sized> SharedFilter<K> for LocalFront {
+    fn insert_if_absent(&mut self, key: &K) -> Result<bool> {
+        LocalFront::insert_if_absent(self, key)
+    }
+    fn contains(&mut self, key: &K) -> Result<bool> {
+        LocalFront::contains(self, key)
+    }
+    fn insert_if_absent_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized,
+    {
+        LocalFront::insert_if_absent_many(self, keys)
+    }
+    fn contains_many(&mut self, keys: &[K]) -> Result<Vec<bool>>
+    where
+        K: Sized,
+    {
+        LocalFront::contains_many(self, keys)
+    }
+    fn shared(&mut self) -> &mut RedisBloomFilter {
+        self.remote()
+    }
+    fn round_trips(&self) -> Option<u64> {
+        Some(LocalFront::round_trips(self))
     }
 }

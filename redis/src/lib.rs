@@ -127,7 +127,7 @@ use blockbloom::Layout;
 
 pub use builder::RedisBuilder;
 pub use error::{Error, Result};
-pub use front::LocalFront;
+pub use front::{LocalFront, SharedFilter};
 use meta::{Meta, Stored, SHARD_HEADER_BYTES};
 use net::Net;
 use server::{meta_reply, Call, Mode, Op};
@@ -395,7 +395,14 @@ impl RedisBloomFilter {
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// Number of 512-bit blocks.
+    /// Number of 64-byte lines (512-bit blocks), as
+    /// [`BloomFilter::num_lines`](blockbloom::BloomFilter::num_lines).
+    pub fn num_lines(&self) -> u64 {
+        self.meta.blocks
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `num_lines`, as on `BloomFilter`")]
     pub fn num_blocks(&self) -> u64 {
         self.meta.blocks
     }

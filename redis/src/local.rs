@@ -57,7 +57,7 @@ impl RedisBloomFilter {
             .fpr(self.meta.fpr)
             .seed(self.meta.seed)
             .build()?;
-        if f.num_blocks() as u64 == self.meta.blocks && f.num_hashes() == self.meta.hashes {
+        if f.num_lines() as u64 == self.meta.blocks && f.num_hashes() == self.meta.hashes {
             return Ok(f);
         }
         Ok(BloomFilter::builder()
@@ -78,7 +78,7 @@ impl RedisBloomFilter {
             // Redis filters have 512-bit blocks; a filter of smaller blocks with as many
             // lines would put its keys' bits elsewhere.
             ("block_bits", 512, local.block_bits() as u64),
-            ("blocks", self.meta.blocks, local.num_blocks() as u64),
+            ("blocks", self.meta.blocks, local.num_lines() as u64),
             ("hashes", self.meta.hashes as u64, local.num_hashes() as u64),
         ] {
             if a != b {

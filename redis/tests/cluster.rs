@@ -47,7 +47,7 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     for chunk in keys.chunks(1000) {
         let remote = f.insert_if_absent_many(chunk).unwrap();
         let mut mine = vec![false; chunk.len()];
-        local.insert_if_absent_batch(chunk, &mut mine);
+        local.insert_if_absent_many(chunk, &mut mine);
         assert_eq!(remote, mine);
     }
     // The shards really are spread: every node holds some.
@@ -63,8 +63,8 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     assert!(g.contains_many(&keys).unwrap().iter().all(|&x| x));
     let back = g.to_local().unwrap();
     let (mut x, mut y) = (Vec::new(), Vec::new());
-    back.block_bytes(0, back.num_blocks(), &mut x).unwrap();
-    local.block_bytes(0, local.num_blocks(), &mut y).unwrap();
+    back.block_bytes(0, back.num_lines(), &mut x).unwrap();
+    local.block_bytes(0, local.num_lines(), &mut y).unwrap();
     assert!(x == y);
     assert!(RedisBloomFilter::builder(&nodes[1].url(), "cl")
         .cluster()

@@ -36,7 +36,7 @@ fn memory_usage(nodes: &[Server], f: &RedisBloomFilter) -> u64 {
 
 /// The filter's bits, in bytes.
 fn bit_bytes(f: &RedisBloomFilter) -> u64 {
-    f.num_blocks() * 64
+    f.num_lines() * 64
 }
 
 /// Fills `f` with `keys` in batches of 10,000 and checks the memory ratio before and after.

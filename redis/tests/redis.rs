@@ -33,8 +33,8 @@ fn create_open_conflicts_and_delete() {
     // A second process-like handle sees the same filter and parameters.
     let mut b = RedisBloomFilter::open(&u, "f").unwrap();
     assert_eq!(
-        (b.num_blocks(), b.num_hashes()),
-        (a.num_blocks(), a.num_hashes())
+        (b.num_lines(), b.num_hashes()),
+        (a.num_lines(), a.num_hashes())
     );
     assert!(b.contains("https://a.example/").unwrap());
     let mut c = RedisBloomFilter::open_or_create(&u, "f", 10_000, 0.01).unwrap();
@@ -166,7 +166,7 @@ fn same_answers_and_same_bits_as_a_local_filter() {
             .seed(0xABCD)
             .build()
             .unwrap();
-        assert_eq!(r.num_blocks(), local.num_blocks() as u64);
+        assert_eq!(r.num_lines(), local.num_lines() as u64);
         if shard_bytes == 1024 {
             assert!(r.num_shards() > 50, "{}", r.num_shards());
         }
@@ -176,18 +176,18 @@ fn same_answers_and_same_bits_as_a_local_filter() {
         for chunk in keys.chunks(1000) {
             let remote = r.insert_if_absent_many(chunk).unwrap();
             let mut mine = vec![false; chunk.len()];
-            local.insert_if_absent_batch(chunk, &mut mine);
+            local.insert_if_absent_many(chunk, &mut mine);
             assert_eq!(remote, mine);
         }
         let copy = r.to_local().unwrap();
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        copy.block_bytes(0, copy.num_blocks(), &mut x).unwrap();
-        local.block_bytes(0, local.num_blocks(), &mut y).unwrap();
+        copy.block_bytes(0, copy.num_lines(), &mut x).unwrap();
+        local.block_bytes(0, local.num_lines(), &mut y).unwrap();
         assert!(x == y, "Redis bits differ from the local filter's");
         let q: Vec<String> = (1_000_000..1_010_000).map(url).collect();
         let remote = r.contains_many(&q).unwrap();
         let mut mine = vec![false; q.len()];
-        local.contains_batch(&q, &mut mine);
+        local.contains_many(&q, &mut mine);
         assert_eq!(remote, mine);
         // Bytes in Redis per key at capacity: the local filter's 1.24 at 1%, plus each
         // shard's 64-byte header.
@@ -214,8 +214,8 @@ fn export_union_and_import() {
     let (a, b) = (node(5), node(5));
     let ka = urls(5_000);
     let kb: Vec<String> = (5_000..10_000).map(url).collect();
-    a.insert_batch(&ka);
-    b.insert_batch(&kb);
+    a.insert_many(&ka);
+    b.insert_many(&kb);
     let mut r = RedisBloomFilter::export(&s.url(), "merged", &a).unwrap();
     r.union_from(&b).unwrap();
     assert!(r.contains_many(&ka).unwrap().iter().all(|&x| x));
@@ -224,8 +224,8 @@ fn export_union_and_import() {
     a.union(&b).unwrap();
     let back = r.to_local().unwrap();
     let (mut x, mut y) = (Vec::new(), Vec::new());
-    back.block_bytes(0, back.num_blocks(), &mut x).unwrap();
-    a.block_bytes(0, a.num_blocks(), &mut y).unwrap();
+    back.block_bytes(0, back.num_lines(), &mut x).unwrap();
+    a.block_bytes(0, a.num_lines(), &mut y).unwrap();
     assert!(x == y);
     // A filter with another seed cannot be merged.
     assert!(matches!(

@@ -166,11 +166,11 @@ impl Peer for Bloom {
             let out = &mut out[..chunk.len()];
             match op {
                 Op::Insert => {
-                    self.f.insert_batch(chunk);
+                    self.f.insert_many(chunk);
                     continue;
                 }
-                Op::InsertIfAbsent => self.f.insert_if_absent_batch(chunk, out),
-                _ => self.f.contains_batch(chunk, out),
+                Op::InsertIfAbsent => self.f.insert_if_absent_many(chunk, out),
+                _ => self.f.contains_many(chunk, out),
             }
             found += out.iter().filter(|&&b| b).count();
         }

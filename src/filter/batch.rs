@@ -1,6 +1,7 @@
-//! [`BloomFilter`]'s batched operations: many keys per call, the blocks of the key
-//! 16 ahead (`PREFETCH_DISTANCE`) prefetched, so that the cache misses of several keys overlap;
-//! and keys hashed once (`key_hash`) to be probed later.
+//! [`BloomFilter`]'s operations on many keys per call (`_many`), the blocks of the key 16
+//! ahead (`PREFETCH_DISTANCE`) prefetched, so that the cache misses of several keys overlap;
+//! and on keys hashed once (`key_hash`) to be probed later (`_hash`, `_hashes`). The names
+//! are the family's ([`Filter`](crate::Filter), docs/API.md).
 
 use core::hash::Hash;
 
@@ -26,17 +27,17 @@ impl BloomFilter {
     /// let seen = BloomFilter::builder().capacity(1000).fpr(0.001).seed(3).build()?;
     /// let links = ["https://a.example/", "https://b.example/", "https://a.example/"];
     /// let mut fresh = [false; 3];
-    /// seen.insert_if_absent_batch(&links, &mut fresh);
+    /// seen.insert_if_absent_many(&links, &mut fresh);
     /// assert_eq!(fresh, [true, true, false]);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn insert_if_absent_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+    pub fn insert_if_absent_many<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
         assert_eq!(keys.len(), out.len(), "one answer slot per key");
-        self.pipelined(keys, true, |i, h| out[i] = self.insert_if_absent_hash(h));
+        self.pipelined(keys, true, |i, h| out[i] = self.insert_if_absent_u64(h));
     }
 
     /// [`contains`](Self::contains) for every key of `keys`, answers in `out[i]`, with the
-    /// hashing and prefetching of [`insert_if_absent_batch`](Self::insert_if_absent_batch).
+    /// hashing and prefetching of [`insert_if_absent_many`](Self::insert_if_absent_many).
     ///
     /// # Panics
     /// If `out.len() != keys.len()`.
@@ -45,21 +46,22 @@ impl BloomFilter {
     /// ```
     /// use blockbloom::BloomFilter;
     /// let f = BloomFilter::builder().capacity(1000).fpr(0.001).seed(3).build()?;
-    /// f.insert_batch(&[1u64, 2, 3]);
+    /// f.insert_many(&[1u64, 2, 3]);
     /// let mut found = [false; 2];
-    /// f.contains_batch(&[3u64, 4], &mut found);
+    /// f.contains_many(&[3u64, 4], &mut found);
     /// assert_eq!(found, [true, false]);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+    pub fn contains_many<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
         assert_eq!(keys.len(), out.len(), "one answer slot per key");
-        self.pipelined(keys, false, |i, h| out[i] = self.contains_hash(h));
+        self.pipelined(keys, false, |i, h| out[i] = self.contains_u64(h));
     }
 
     /// [`insert`](Self::insert) for every key of `keys`, with the hashing and prefetching of
-    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch).
-    pub fn insert_batch<K: Hash>(&self, keys: &[K]) {
-        self.pipelined(keys, true, |_, h| self.insert_hash(h));
+    /// [`insert_if_absent_many`](Self::insert_if_absent_many) (example at
+    /// [`contains_many`](Self::contains_many)).
+    pub fn insert_many<K: Hash>(&self, keys: &[K]) {
+        self.pipelined(keys, true, |_, h| self.insert_u64(h));
     }
 
     /// The keyed hash of `key` in this filter: step one of every operation, taken out so
@@ -84,34 +86,79 @@ impl BloomFilter {
         KeyHash(self.layout.hash(key))
     }
 
-    /// [`insert_if_absent_batch`](Self::insert_if_absent_batch) on keys hashed by
-    /// [`key_hash`](Self::key_hash): the same answers, the same prefetching.
+    /// [`insert_if_absent`](Self::insert_if_absent) of the key hashed to `h` by
+    /// [`key_hash`](Self::key_hash).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// let h = f.key_hash("https://example.com/");
+    /// assert!(f.insert_if_absent_hash(h));
+    /// assert!(f.contains_hash(h) && f.contains("https://example.com/"));
+    /// f.insert_hash(f.key_hash("b"));
+    /// assert!(!f.insert_if_absent("b"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_if_absent_hash(&self, h: KeyHash) -> bool {
+        self.insert_if_absent_u64(h.0)
+    }
+
+    /// [`contains`](Self::contains) of the key hashed to `h` (see
+    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash)).
+    #[inline]
+    pub fn contains_hash(&self, h: KeyHash) -> bool {
+        self.contains_u64(h.0)
+    }
+
+    /// [`insert`](Self::insert) of the key hashed to `h` (see
+    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash)).
+    #[inline]
+    pub fn insert_hash(&self, h: KeyHash) {
+        self.insert_u64(h.0)
+    }
+
+    /// [`insert_if_absent_many`](Self::insert_if_absent_many) on keys hashed by
+    /// [`key_hash`](Self::key_hash): the same answers, the same prefetching (example at
+    /// [`key_hash`](Self::key_hash)).
     ///
     /// # Panics
     /// If `out.len() != hashes.len()`.
     pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined_hashes(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
+        self.pipelined_hashes(hashes, true, |i, h| out[i] = self.insert_if_absent_u64(h));
     }
 
-    /// [`contains_batch`](Self::contains_batch) on keys hashed by [`key_hash`](Self::key_hash).
+    /// [`contains_many`](Self::contains_many) on keys hashed by [`key_hash`](Self::key_hash)
+    /// (example at [`insert_hashes`](Self::insert_hashes)).
     ///
     /// # Panics
     /// If `out.len() != hashes.len()`.
     pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined_hashes(hashes, false, |i, h| out[i] = self.contains_hash(h));
+        self.pipelined_hashes(hashes, false, |i, h| out[i] = self.contains_u64(h));
     }
 
-    /// [`insert_batch`](Self::insert_batch) on keys hashed by [`key_hash`](Self::key_hash).
+    /// [`insert_many`](Self::insert_many) on keys hashed by [`key_hash`](Self::key_hash).
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// let hs = [f.key_hash("a"), f.key_hash("b")];
+    /// f.insert_hashes(&hs);
+    /// let mut found = [false; 2];
+    /// f.contains_hashes(&hs, &mut found);
+    /// assert_eq!(found, [true, true]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn insert_hashes(&self, hashes: &[KeyHash]) {
-        self.pipelined_hashes(hashes, true, |_, h| self.insert_hash(h));
+        self.pipelined_hashes(hashes, true, |_, h| self.insert_u64(h));
     }
 
     /// Prefetches the block of hash `h` (with write intent for the inserting operations).
     #[inline(always)]
     pub(crate) fn prefetch(&self, h: u64, write: bool) {
-        let b = self.block(h);
+        let b = &self.blocks[self.line_of(h)];
         if write {
             prefetch_write(b);
         } else {
@@ -155,5 +202,32 @@ impl BloomFilter {
             }
             op(i, h);
         }
+    }
+}
+
+/// The names before the family's vocabulary (0.x); removed at 1.0.
+impl BloomFilter {
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `insert_if_absent_many` (the family's name for many keys)")]
+    pub fn insert_if_absent_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+        self.insert_if_absent_many(keys, out)
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `contains_many` (the family's name for many keys)")]
+    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+        self.contains_many(keys, out)
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `insert_many` (the family's name for many keys)")]
+    pub fn insert_batch<K: Hash>(&self, keys: &[K]) {
+        self.insert_many(keys)
+    }
+
+    #[doc(hidden)]
+    #[deprecated(note = "renamed `num_lines` (it counts 64-byte lines, not blocks)")]
+    pub fn num_blocks(&self) -> usize {
+        self.num_lines()
     }
 }

@@ -4,12 +4,12 @@ use core::fmt;
 use core::hash::Hash;
 
 use crate::error::Error;
-use crate::filter::PREFETCH_DISTANCE;
 use crate::hash::KeyHasher;
 use crate::storage::Slots;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::{BloomFilter, KeyHash};
 
+mod batch;
 mod builder;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod file;
@@ -193,20 +193,30 @@ impl GrowableBloomFilter {
         KeyHash(self.hasher.hash(key))
     }
 
-    /// Whether `key` may have been inserted (checks every layer, newest first).
+    /// Whether `key` may have been inserted (checks every layer, newest first; example at
+    /// [`insert`](Self::insert)).
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(self.key_hash(key))
     }
 
-    /// [`contains`](Self::contains) for a key hashed by [`key_hash`](Self::key_hash).
+    /// [`contains`](Self::contains) for a key hashed by [`key_hash`](Self::key_hash)
+    /// (example there).
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         let h = h.0;
         (0..=self.newest())
             .rev()
-            .any(|i| self.layer(i).filter.contains_hash(h))
+            .any(|i| self.layer(i).filter.contains_u64(h))
     }
 
     /// Adds `key` (into the newest layer, unless a layer already has it).
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let g = GrowableBloomFilter::new(1000, 0.01)?;
+    /// g.insert("a");
+    /// assert!(g.contains("a") && !g.insert_if_absent("a"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
         self.insert_if_absent(key);
     }
@@ -245,7 +255,7 @@ impl GrowableBloomFilter {
     }
 
     /// [`insert_if_absent`](Self::insert_if_absent) for a key hashed by
-    /// [`key_hash`](Self::key_hash): the same answer, the same protocol.
+    /// [`key_hash`](Self::key_hash): the same answer, the same protocol (example there).
     pub fn insert_if_absent_hash(&self, h: KeyHash) -> bool {
         let h = h.0;
         let mut from = 0;
@@ -254,13 +264,13 @@ impl GrowableBloomFilter {
             if from < top {
                 fence(SeqCst); // Y
                 for i in from..top {
-                    if self.layer(i).filter.contains_hash(h) {
+                    if self.layer(i).filter.contains_u64(h) {
                         return false;
                     }
                 }
             }
             let layer = self.layer(top);
-            if !layer.filter.insert_if_absent_hash(h) {
+            if !layer.filter.insert_if_absent_u64(h) {
                 return false;
             }
             fence(SeqCst); // X
@@ -272,52 +282,6 @@ impl GrowableBloomFilter {
                 return true;
             }
             from = top + 1;
-        }
-    }
-
-    /// [`insert_if_absent_hash`](Self::insert_if_absent_hash) for every hash, in order (the
-    /// same answers as one call at a time), with the blocks of the key
-    /// 16 ahead prefetched in every layer, so that the cache misses of
-    /// several keys overlap.
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
-    }
-
-    /// [`contains_hash`](Self::contains_hash) for every hash, prefetching as
-    /// [`insert_if_absent_hashes`](Self::insert_if_absent_hashes) does.
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "one answer slot per key");
-        self.pipelined(hashes, false, |i, h| out[i] = self.contains_hash(h));
-    }
-
-    /// Prefetches the blocks of hash `i + PREFETCH_DISTANCE` in every layer mapped so far
-    /// (the newest with write intent when inserting), then runs `op` on hash `i`. A prefetch
-    /// is only a hint: a layer installed meanwhile is simply not prefetched.
-    #[inline(always)]
-    fn pipelined(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, KeyHash)) {
-        let prefetch = |h: KeyHash| {
-            let mut i = 0;
-            while let Some(layer) = self.layers.get(i) {
-                let newest = self.layers.get(i + 1).is_none();
-                layer.filter.prefetch(h.0, write && newest);
-                i += 1;
-            }
-        };
-        for &h in hashes.iter().take(PREFETCH_DISTANCE) {
-            prefetch(h);
-        }
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                prefetch(ahead);
-            }
-            op(i, h);
         }
     }
 

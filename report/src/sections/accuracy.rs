@@ -12,7 +12,7 @@ pub(crate) fn run(r: &mut Report) {
     let members = members.strs();
     let measured = |f: &BloomFilter| {
         let mut out = vec![false; q];
-        f.contains_batch(&queries, &mut out);
+        f.contains_many(&queries, &mut out);
         out.iter().filter(|&&b| b).count() as f64 / q as f64
     };
     let _ = write!(
@@ -31,7 +31,7 @@ pub(crate) fn run(r: &mut Report) {
             .seed(77)
             .build()
             .expect("filter");
-        f.insert_batch(&members[..c as usize]);
+        f.insert_many(&members[..c as usize]);
         let m = measured(&f);
         let bpk = f.num_bits() as f64 / c as f64;
         let theory = math::blocked_fpr(bpk, f.num_hashes());
@@ -74,7 +74,7 @@ pub(crate) fn run(r: &mut Report) {
     );
     for s in 1..=steps {
         let upto = (2 * c * s / steps) as usize;
-        f.insert_batch(&members[done..upto]);
+        f.insert_many(&members[done..upto]);
         done = upto;
         let fill = upto as f64 / c as f64;
         let m = measured(&f);

@@ -50,7 +50,7 @@ keyed_ops!(GrowableBloomFilter);
 struct Ids(AtomicBitSet);
 impl Ops for Ids {
     fn iaa(&self, i: usize) -> bool {
-        self.0.insert(i as u64)
+        self.0.insert_if_absent(i as u64)
     }
     fn contains(&self, i: usize) -> bool {
         self.0.contains((self.0.universe() / 2) + i as u64)

@@ -21,7 +21,7 @@ pub(crate) fn run(r: &mut Report) {
             .fpr(FPR)
             .build()
             .expect("filter")
-            .num_blocks();
+            .num_lines();
         for &t in &r.cfg.threads.clone() {
             for huge in [false, true] {
                 if huge && lines * 64 < 2 << 20 {
@@ -75,7 +75,7 @@ fn price_of_atomicity(r: &mut Report) {
         write_url(i, &mut buf);
         let p = f.probe(buf.as_str());
         block.clear();
-        f.block_bytes(p.block(), 1, &mut block)
+        f.block_bytes(p.line(), 1, &mut block)
             .expect("block in range");
         let mask = p.mask();
         let missing: [u64; 8] = std::array::from_fn(|w| {
@@ -90,7 +90,7 @@ fn price_of_atomicity(r: &mut Report) {
             ops += u64::from(f.num_hashes()) + 1;
         }
     }
-    let lines = f.num_blocks();
+    let lines = f.num_lines();
     let ops_per = r.cfg.ops * 2;
     let plain = measure::eight_ors(lines, ops_per, false);
     let locked = measure::eight_ors(lines, ops_per, true);

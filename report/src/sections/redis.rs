@@ -269,7 +269,7 @@ fn naive_claim(
         while word != 0 {
             let i = word.trailing_zeros() as u64;
             word &= word - 1;
-            offs.push(p.block() as u64 * 512 + 64 * w as u64 + i);
+            offs.push(p.line() as u64 * 512 + 64 * w as u64 + i);
         }
     }
     let mut get = redis::pipe();
