@@ -164,12 +164,13 @@ impl BloomFilter {
         Self::builder().capacity(capacity).fpr(fpr).build()
     }
 
-    /// A [`Builder`] for full control (seed, size, number of hashes).
+    /// A [`Builder`] for full control (seed, size, number of hashes; example at
+    /// [`num_lines`](Self::num_lines) and [`Builder`]).
     pub fn builder() -> Builder {
         Builder::default()
     }
 
-    /// Where `key` lives: its block and its bits there.
+    /// Where `key` lives: its line and its bits there (example at [`Probe`]).
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
         self.layout.probe(key)
@@ -334,12 +335,12 @@ impl BloomFilter {
         }
     }
 
-    /// The filter's key-to-probe mapping, detached from its memory.
+    /// The filter's key-to-probe mapping, detached from its memory (example at [`Layout`]).
     pub fn layout(&self) -> Layout {
         self.layout.clone()
     }
 
-    /// Total bits (a multiple of 512).
+    /// Total bits (a multiple of 512; example at [`num_lines`](Self::num_lines)).
     pub fn num_bits(&self) -> u64 {
         self.layout.num_lines() * BLOCK_BITS
     }
@@ -352,6 +353,14 @@ impl BloomFilter {
     /// let f = BloomFilter::builder().capacity(1000).block_bits(128).build()?;
     /// assert_eq!(f.num_bits(), 512 * f.num_lines() as u64);
     /// assert_eq!(f.memory_bytes(), 64 * f.num_lines() + std::mem::size_of::<BloomFilter>());
+    ///
+    /// // what it was built with
+    /// assert_eq!((f.capacity(), f.target_fpr(), f.block_bits()), (1000, 0.01, 128));
+    /// assert!((1..=blockbloom::MAX_HASHES).contains(&f.num_hashes()));
+    /// let g = BloomFilter::builder().capacity(1000).block_bits(128).seed(f.seed()).build()?;
+    /// assert_eq!(g.probe("a"), f.probe("a")); // same seed and size: same bits
+    /// f.insert("a");
+    /// assert!(f.count_ones() >= 1 && f.count_ones() <= f.num_hashes() as u64);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn num_lines(&self) -> usize {
@@ -359,34 +368,39 @@ impl BloomFilter {
     }
 
     /// Bits per block: 512 (the default), 256, 128 or 64
-    /// ([`Builder::block_bits`](crate::Builder::block_bits)).
+    /// ([`Builder::block_bits`](crate::Builder::block_bits); example at
+    /// [`num_lines`](Self::num_lines)).
     pub fn block_bits(&self) -> u32 {
         self.layout.block_bits()
     }
 
-    /// Bits set per key (the number of hash functions), all within one block.
+    /// Bits set per key (the number of hash functions), all within one block (example at
+    /// [`num_lines`](Self::num_lines)).
     pub fn num_hashes(&self) -> u32 {
         self.layout.num_hashes()
     }
 
-    /// Bytes of memory the filter occupies (its bit array and this handle).
+    /// Bytes of memory the filter occupies (its bit array and this handle; example at
+    /// [`num_lines`](Self::num_lines)).
     pub fn memory_bytes(&self) -> usize {
         self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
     }
 
-    /// The number of distinct keys the filter was sized for.
+    /// The number of distinct keys the filter was sized for (example at
+    /// [`num_lines`](Self::num_lines)).
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// The false-positive rate the filter was sized for, at [`capacity`](Self::capacity)
-    /// keys (with explicit `bits`/`hashes`: the rate the blocked formula predicts there).
+    /// keys (with explicit `bits`/`hashes`: the rate the blocked formula predicts there;
+    /// example at [`num_lines`](Self::num_lines)).
     pub fn target_fpr(&self) -> f64 {
         self.target_fpr
     }
 
     /// The 128-bit hashing key. Keep it private if inputs may be adversarial: with it, one
-    /// can craft keys that look already inserted.
+    /// can craft keys that look already inserted (example at [`num_lines`](Self::num_lines)).
     pub fn seed(&self) -> u128 {
         self.layout.seed()
     }
@@ -404,7 +418,8 @@ impl BloomFilter {
         })
     }
 
-    /// Number of bits set (reads the whole filter: O(size)).
+    /// Number of bits set (reads the whole filter: O(size); example at
+    /// [`num_lines`](Self::num_lines)).
     pub fn count_ones(&self) -> u64 {
         self.blocks.iter().map(|b| u64::from(b.count_ones())).sum()
     }
