@@ -45,6 +45,8 @@ impl AtomicBitSet {
     /// # Errors
     /// [`Error::EmptyUniverse`] for 0; [`Error::TooLarge`] / [`Error::AllocationFailed`] when
     /// the memory cannot be had.
+    ///
+    /// Example at [`len`](Self::len).
     pub fn new(universe: u64) -> Result<Self, Error> {
         if universe == 0 {
             return Err(Error::EmptyUniverse);
@@ -66,6 +68,8 @@ impl AtomicBitSet {
     }
 
     /// The ids are `0..universe()`.
+    ///
+    /// Example at [`len`](Self::len).
     pub fn universe(&self) -> u64 {
         self.universe
     }
@@ -130,6 +134,8 @@ impl AtomicBitSet {
     }
 
     /// Whether `i` is in the set (`false` for ids out of range).
+    ///
+    /// Example at [`len`](Self::len).
     #[inline]
     pub fn contains(&self, i: u64) -> bool {
         if i >= self.universe {
@@ -141,6 +147,8 @@ impl AtomicBitSet {
 
     /// Removes `i`; `true` if it was present (`false` for ids out of range). One
     /// `fetch_and`: of several threads removing the same id, exactly one gets `true`.
+    ///
+    /// Example at [`len`](Self::len).
     pub fn remove(&self, i: u64) -> bool {
         if i >= self.universe {
             return false;
@@ -150,11 +158,25 @@ impl AtomicBitSet {
     }
 
     /// Number of ids in the set (a popcount of the whole set: O(universe / 64)).
+    ///
+    /// ```
+    /// use blockbloom::AtomicBitSet;
+    /// let s = AtomicBitSet::new(1_000)?;
+    /// assert!(s.is_empty() && s.universe() == 1_000);
+    /// s.insert(5);
+    /// s.insert(999);
+    /// assert_eq!((s.len(), s.iter().collect::<Vec<_>>()), (2, vec![5, 999]));
+    /// assert!(s.remove(5) && !s.remove(5) && !s.contains(5));
+    /// assert!(s.memory_bytes() >= 1_000 / 8);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.words().map(|w| w.count_ones() as u64).sum()
     }
 
     /// Whether the set is empty (O(universe / 64)).
+    ///
+    /// Example at [`len`](Self::len).
     pub fn is_empty(&self) -> bool {
         self.words().all(|w| w == 0)
     }
@@ -167,6 +189,8 @@ impl AtomicBitSet {
 
     /// The ids in the set, ascending. Each word is read once as the iterator reaches it:
     /// ids inserted or removed meanwhile elsewhere in the set may or may not show.
+    ///
+    /// Example at [`len`](Self::len).
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.words().enumerate().flat_map(|(wi, mut w)| {
             core::iter::from_fn(move || {
@@ -203,6 +227,8 @@ impl AtomicBitSet {
     }
 
     /// Bytes of memory the set occupies (as mapped).
+    ///
+    /// Example at [`len`](Self::len).
     pub fn memory_bytes(&self) -> usize {
         self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
     }

@@ -48,30 +48,40 @@ pub struct Builder {
 
 impl Builder {
     /// Number of distinct keys the filter is sized for.
+    ///
+    /// Example at [`Builder`].
     pub fn capacity(mut self, capacity: u64) -> Self {
         self.capacity = Some(capacity);
         self
     }
 
     /// False-positive rate wanted at capacity, strictly between 0 and 1.
+    ///
+    /// Example at [`Builder`].
     pub fn fpr(mut self, fpr: f64) -> Self {
         self.fpr = Some(fpr);
         self
     }
 
     /// Fixes the 128-bit hashing key (default: drawn at random for each filter).
+    ///
+    /// Example at [`Builder`].
     pub fn seed(mut self, seed: u128) -> Self {
         self.seed = Some(seed);
         self
     }
 
     /// Sets the filter size in bits (rounded up to a multiple of 512) instead of deriving it.
+    ///
+    /// Example at [`Builder`].
     pub fn bits(mut self, bits: u64) -> Self {
         self.bits = Some(bits);
         self
     }
 
     /// Sets the number of hash functions (bits per key, `1..=MAX_HASHES`).
+    ///
+    /// Example at [`Builder`].
     pub fn hashes(mut self, hashes: u32) -> Self {
         self.hashes = Some(hashes);
         self
@@ -122,6 +132,8 @@ impl Builder {
     /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
     /// [`Error::UnreachableFpr`], [`Error::InvalidHashes`], [`Error::InvalidBits`],
     /// [`Error::InvalidBlockBits`], [`Error::TooLarge`] or [`Error::AllocationFailed`].
+    ///
+    /// Example at [`Builder`].
     pub fn build(self) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let fpr = self.fpr.unwrap_or(0.01);

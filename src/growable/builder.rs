@@ -34,33 +34,45 @@ pub struct GrowableBuilder {
 
 impl GrowableBuilder {
     /// Keys in the first layer (required).
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn initial_capacity(mut self, n: u64) -> Self {
         self.initial_capacity = Some(n);
         self
     }
     /// Target false-positive rate of the whole chain (default 0.01).
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn fpr(mut self, fpr: f64) -> Self {
         self.fpr = fpr;
         self
     }
     /// Capacity ratio of consecutive layers, at least 2 (default 2).
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn growth(mut self, factor: u64) -> Self {
         self.growth = factor;
         self
     }
     /// Rate ratio of consecutive layers, in (0, 1) (default 0.5). The first layer gets
     /// `fpr × (1 − tightening)`, so that the layers' rates sum to `fpr`.
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn tightening(mut self, ratio: f64) -> Self {
         self.tightening = ratio;
         self
     }
     /// Fixes the 128-bit hashing key (default: random).
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn seed(mut self, seed: u128) -> Self {
         self.seed = Some(seed);
         self
     }
     /// Transparent huge pages for layers of 2 MiB or more (see
     /// [`Builder::huge_pages`](crate::Builder::huge_pages)).
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn huge_pages(mut self, on: bool) -> Self {
         self.huge_pages = on;
         self
@@ -71,6 +83,8 @@ impl GrowableBuilder {
     /// # Errors
     /// [`Error::MissingCapacity`], [`Error::ZeroCapacity`], [`Error::InvalidFpr`],
     /// [`Error::InvalidGrowth`], or the first layer's allocation errors.
+    ///
+    /// Example at [`GrowableBuilder`].
     pub fn build(self) -> Result<GrowableBloomFilter, Error> {
         let initial_capacity = self.initial_capacity.ok_or(Error::MissingCapacity)?;
         if initial_capacity == 0 {

@@ -418,17 +418,33 @@ impl GrowableBloomFilter {
     /// `true` if a new layer was needed but could not be allocated (or [`MAX_LAYERS`] was
     /// reached): the newest layer then keeps taking keys past its capacity and the rate
     /// rises above the target. Check it when memory is tight.
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn growth_failed(&self) -> bool {
         self.growth_failed.load(Relaxed)
     }
 
     /// Number of layers so far.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let g = GrowableBloomFilter::builder().initial_capacity(1000).fpr(0.01).seed(7).build()?;
+    /// assert_eq!((g.num_layers(), g.initial_capacity(), g.target_fpr()), (1, 1000, 0.01));
+    /// for i in 0..5_000u64 { g.insert(&i); } // past the first layer: it grows
+    /// assert!(g.num_layers() >= 2 && !g.growth_failed());
+    /// assert!((4_900..=5_000).contains(&g.estimated_len()));
+    /// assert!(g.estimated_fpr() <= g.target_fpr());
+    /// assert!(g.memory_bytes() > 5_000 && g.seed() == 7 && !g.is_file_backed());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn num_layers(&self) -> usize {
         self.newest() + 1
     }
 
     /// Bytes of memory of all layers (as mapped; untouched pages of the newest layer are
     /// not resident yet).
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn memory_bytes(&self) -> usize {
         (0..self.num_layers())
             .map(|i| self.layer(i).filter.memory_bytes())
@@ -438,6 +454,8 @@ impl GrowableBloomFilter {
 
     /// Number of distinct keys inserted (the layers' counts of `true` answers; exact but for
     /// false positives, which were not counted).
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn estimated_len(&self) -> u64 {
         (0..self.num_layers())
             .map(|i| self.layer(i).count().load(Relaxed))
@@ -446,6 +464,8 @@ impl GrowableBloomFilter {
 
     /// The chain's false-positive rate at its current fill: `1 − Π(1 − fpr_i)` over the
     /// layers' [`estimated_fpr`](BloomFilter::estimated_fpr). Reads every layer.
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn estimated_fpr(&self) -> f64 {
         1.0 - (0..self.num_layers())
             .map(|i| 1.0 - self.layer(i).filter.estimated_fpr())
@@ -453,21 +473,29 @@ impl GrowableBloomFilter {
     }
 
     /// The target false-positive rate of the whole chain.
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn target_fpr(&self) -> f64 {
         self.shape.fpr
     }
 
     /// The first layer's capacity.
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn initial_capacity(&self) -> u64 {
         self.shape.initial_capacity
     }
 
     /// The 128-bit hashing key (shared by all layers).
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn seed(&self) -> u128 {
         self.shape.seed
     }
 
     /// Whether the layers are files ([`open_file`](Self::open_file)).
+    ///
+    /// Example at [`num_layers`](Self::num_layers).
     pub fn is_file_backed(&self) -> bool {
         #[cfg(all(unix, not(blockbloom_loom)))]
         return self.file.is_some();
