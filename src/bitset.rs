@@ -106,6 +106,8 @@ impl AtomicBitSet {
     ///
     /// # Panics
     /// If `i >= universe()`.
+    ///
+    /// Example at [`insert_if_absent`](Self::insert_if_absent).
     #[inline]
     pub fn insert(&self, i: u64) {
         self.insert_if_absent(i);
@@ -270,6 +272,8 @@ impl AtomicBitSet {
     /// is refused with [`Error::BadMagic`].
     ///
     /// [`BloomFilter::read_from`]: crate::BloomFilter::read_from
+    ///
+    /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
         let (h, blocks) = read_snapshot(input, BITSET_MAGIC, |h| {
             if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 || h.block_bits != 512 {
@@ -296,11 +300,15 @@ impl AtomicBitSet {
     /// Saves the set to `path` atomically (as [`BloomFilter::save`]).
     ///
     /// [`BloomFilter::save`]: crate::BloomFilter::save
+    ///
+    /// Example at [`write_to`](Self::write_to).
     pub fn save<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         save_atomically(path.as_ref(), |w| self.write_to(w))
     }
 
     /// Loads a set saved with [`save`](Self::save).
+    ///
+    /// Example at [`write_to`](Self::write_to).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let path = path.as_ref();
         let file =

@@ -121,6 +121,8 @@ impl CountingBloomFilter {
 
     /// As [`with_capacity`](Self::with_capacity), with a fixed 128-bit hashing key (for
     /// reproducible tests, or filters that must agree).
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn with_seed(capacity: u64, fpr: f64, seed: u128) -> Result<Self, Error> {
         let s = math::size_counting(capacity, fpr)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
@@ -143,6 +145,8 @@ impl CountingBloomFilter {
 
     /// Whether `key` may be present: `false` is certain; `true` is wrong with probability
     /// about the target rate (at capacity).
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         let (words, m) = self.locate(key);
@@ -183,6 +187,8 @@ impl CountingBloomFilter {
     }
 
     /// Adds `key` once (increments each of its counters that is not saturated).
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
         let (words, m) = self.locate(key);
@@ -373,31 +379,52 @@ impl CountingBloomFilter {
     }
 
     /// Bytes of memory the filter occupies.
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn memory_bytes(&self) -> usize {
         self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 4-bit counters (128 per block).
+    ///
+    /// ```
+    /// use blockbloom::CountingBloomFilter;
+    /// let f = CountingBloomFilter::with_seed(10_000, 0.01, 42)?;
+    /// assert_eq!((f.capacity(), f.target_fpr(), f.seed()), (10_000, 0.01, 42));
+    /// assert_eq!(f.num_counters() % 128, 0); // whole 64-byte lines of 4-bit counters
+    /// assert!(f.memory_bytes() as u64 >= f.num_counters() / 2 && f.num_hashes() >= 1);
+    /// f.insert("a");
+    /// assert!(f.contains("a") && !f.contains("b"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn num_counters(&self) -> u64 {
         self.layout.num_lines() * COUNTERS_PER_BLOCK as u64
     }
 
     /// Counters per key (all in one block).
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn num_hashes(&self) -> u32 {
         self.layout.num_hashes()
     }
 
     /// Number of keys present at once the filter was sized for.
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// The false-positive rate the filter was sized for, at capacity.
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn target_fpr(&self) -> f64 {
         self.target_fpr
     }
 
     /// The 128-bit hashing key.
+    ///
+    /// Example at [`num_counters`](Self::num_counters).
     pub fn seed(&self) -> u128 {
         self.layout.seed()
     }

@@ -110,6 +110,8 @@ impl Layout {
     /// # Errors
     /// [`Error::InvalidBits`] for 0 blocks, [`Error::InvalidHashes`] outside
     /// `1..=MAX_HASHES`.
+    ///
+    /// Example at [`Layout`].
     pub fn new(seed: u128, num_lines: u64, hashes: u32) -> Result<Layout, Error> {
         Layout::with_block_bits(seed, num_lines, hashes, 512)
     }
@@ -165,6 +167,8 @@ impl Layout {
     }
 
     /// Where `key` lives: as [`BloomFilter::probe`](crate::BloomFilter::probe).
+    ///
+    /// Example at [`Layout`].
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
         let h = self.hash(key);
@@ -201,6 +205,8 @@ impl Layout {
     }
 
     /// Bits per block: 512 (the default), 256, 128 or 64.
+    ///
+    /// Example at [`num_lines`](Self::num_lines).
     pub fn block_bits(&self) -> u32 {
         1 << self.log2_bits
     }
@@ -212,6 +218,8 @@ impl Layout {
     }
 
     /// Bits per key.
+    ///
+    /// Example at [`num_lines`](Self::num_lines).
     pub fn num_hashes(&self) -> u32 {
         self.k
     }

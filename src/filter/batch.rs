@@ -106,6 +106,8 @@ impl BloomFilter {
 
     /// [`contains`](Self::contains) of the key hashed to `h` (see
     /// [`insert_if_absent_hash`](Self::insert_if_absent_hash)).
+    ///
+    /// Example at [`insert_if_absent_hash`](Self::insert_if_absent_hash).
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         self.contains_u64(h.0)
@@ -113,6 +115,8 @@ impl BloomFilter {
 
     /// [`insert`](Self::insert) of the key hashed to `h` (see
     /// [`insert_if_absent_hash`](Self::insert_if_absent_hash)).
+    ///
+    /// Example at [`insert_if_absent_hash`](Self::insert_if_absent_hash).
     #[inline]
     pub fn insert_hash(&self, h: KeyHash) {
         self.insert_u64(h.0)

@@ -75,6 +75,8 @@ impl GrowableBloomFilter {
     }
 
     /// [`insert`](Self::insert) for every hash (see [`insert_hash`](Self::insert_hash)).
+    ///
+    /// Example at [`insert_hash`](Self::insert_hash).
     pub fn insert_hashes(&self, hashes: &[KeyHash]) {
         self.pipelined(hashes, true, |_, h| self.insert_hash(h));
     }
@@ -102,6 +104,8 @@ impl GrowableBloomFilter {
     ///
     /// # Panics
     /// If `out.len() != hashes.len()`.
+    ///
+    /// Example at [`HashedFilter`](crate::HashedFilter).
     pub fn insert_if_absent_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "one answer slot per key");
         self.pipelined(hashes, true, |i, h| out[i] = self.insert_if_absent_hash(h));
@@ -112,6 +116,8 @@ impl GrowableBloomFilter {
     ///
     /// # Panics
     /// If `out.len() != hashes.len()`.
+    ///
+    /// Example at [`HashedFilter`](crate::HashedFilter).
     pub fn contains_hashes(&self, hashes: &[KeyHash], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "one answer slot per key");
         self.pipelined(hashes, false, |i, h| out[i] = self.contains_hash(h));

@@ -129,6 +129,8 @@ impl GrowableBloomFilter {
     ///
     /// # Errors
     /// As [`GrowableBuilder::build`].
+    ///
+    /// Example at [`GrowableBloomFilter`] and [`num_layers`](Self::num_layers).
     pub fn new(initial_capacity: u64, fpr: f64) -> Result<Self, Error> {
         Self::builder()
             .initial_capacity(initial_capacity)
@@ -137,6 +139,8 @@ impl GrowableBloomFilter {
     }
 
     /// A [`GrowableBuilder`] with the defaults (rate 1%, growth ×2, tightening ×0.5).
+    ///
+    /// Example at [`GrowableBloomFilter`] and [`num_layers`](Self::num_layers).
     pub fn builder() -> GrowableBuilder {
         GrowableBuilder {
             initial_capacity: None,
@@ -250,6 +254,8 @@ impl GrowableBloomFilter {
     ///
     /// The price: one SeqCst fence per new key, and one more per call once there are two
     /// layers or more (an `mfence` on x86; the benchmark report measures it).
+    ///
+    /// Example at [`key_hash`](Self::key_hash) and [`insert_if_absent_many`](Self::insert_if_absent_many).
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.insert_if_absent_hash(self.key_hash(key))
     }
