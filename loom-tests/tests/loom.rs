@@ -497,7 +497,7 @@ fn bitset_exactly_one_winner_per_insert_and_remove() {
     loom::model(|| {
         let s = Arc::new(AtomicBitSet::new(100).unwrap());
         let (a, b) = (s.clone(), s.clone());
-        let ta = thread::spawn(move || a.insert(42) as u32 + a.remove(42) as u32 * 10);
+        let ta = thread::spawn(move || a.insert_if_absent(42) as u32 + a.remove(42) as u32 * 10);
         let tb = thread::spawn(move || b.insert_if_absent(42) as u32 + b.remove(42) as u32 * 10);
         let total = ta.join().unwrap() + tb.join().unwrap();
         // Every successful insert is matched by exactly one successful remove.
