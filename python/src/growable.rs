@@ -119,12 +119,16 @@ impl GrowableBloomFilter {
     /// with the GIL held (a bad key raises `TypeError` before any is inserted), the filter is
     /// probed with it released.
     fn insert_if_absent_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        insert_if_absent_many(&self.inner, keys)
+        answered_batch(
+            &self.inner,
+            keys,
+            blockbloom::HashedFilter::insert_if_absent_hashes,
+        )
     }
     /// `[key in f for key in keys]` in one call, with the GIL released while the filter is
     /// probed. `keys` is any iterable of `str` or `bytes`; a bad key raises `TypeError`.
     fn contains_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        contains_many(&self.inner, keys)
+        answered_batch(&self.inner, keys, blockbloom::HashedFilter::contains_hashes)
     }
     /// Inserts every key of `keys` (any iterable of `str` or `bytes`); a bad key raises
     /// `TypeError` before any key is inserted.

@@ -132,21 +132,24 @@ pub(crate) fn answer_list<'py>(py: Python<'py>, answers: &[bool]) -> PyResult<Bo
     Ok(list)
 }
 
-/// A batch with one answer per key: hashes `keys` with the GIL held ([`key_hashes`]), runs
-/// `probe` on the hashes with it released, and returns the answers as a list. The hashes are
-/// freed before the list is made, which then reuses their memory: each is 8 MB for 10^6
-/// keys, and fresh pages cost a fault each (42 -> 31 ms a batch of 10^6 URLs in one run,
-/// 4,700 -> 600 faults).
-pub(crate) fn answered_batch<'py>(
+/// A batch with one answer per key, for every hashing filter class (`insert_if_absent_many`
+/// and `contains_many`, written once over the family's
+/// [`HashedFilter`](blockbloom::HashedFilter)): hashes `keys` with the GIL held
+/// ([`key_hashes`]; a bad key raises `TypeError` before any is used), runs `probe` (a hashed
+/// form, e.g. `HashedFilter::insert_if_absent_hashes`) with it released, and returns the
+/// answers as a list. The hashes are freed before the list is made, which then reuses their
+/// memory: each is 8 MB for 10^6 keys, and fresh pages cost a fault each (42 -> 31 ms a
+/// batch of 10^6 URLs in one run, 4,700 -> 600 faults).
+pub(crate) fn answered_batch<'py, F: blockbloom::HashedFilter>(
+    f: &F,
     keys: &Bound<'py, PyAny>,
-    key_hash: impl Fn(&Key<'_>) -> KeyHash,
-    probe: impl FnOnce(&[KeyHash], &mut [bool]) + Send,
+    probe: fn(&F, &[KeyHash], &mut [bool]),
 ) -> PyResult<Bound<'py, PyList>> {
     let py = keys.py();
-    let hs = key_hashes(keys, key_hash)?;
+    let hs = key_hashes(keys, |k| f.key_hash(k))?;
     let out = py.detach(|| {
         let mut out = vec![false; hs.len()];
-        probe(&hs, &mut out);
+        probe(f, &hs, &mut out);
         out
     });
     drop(hs);
@@ -185,33 +188,7 @@ pub(crate) fn absolute(path: &std::path::Path) -> PyResult<std::path::PathBuf> {
     std::path::absolute(path).map_err(|e| PyOSError::new_err(e.to_string()))
 }
 
-/// `insert_if_absent_many` of every hashing filter class, written once over the family's
-/// [`HashedFilter`](blockbloom::HashedFilter): keys read and hashed with the GIL held (a bad
-/// key raises `TypeError` before any is inserted), the filter probed with it released.
-pub(crate) fn insert_if_absent_many<'py>(
-    f: &impl blockbloom::HashedFilter,
-    keys: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    answered_batch(
-        keys,
-        |k| f.key_hash(k),
-        |hs, out| f.insert_if_absent_hashes(hs, out),
-    )
-}
-
-/// `contains_many` of every hashing filter class (as [`insert_if_absent_many`]).
-pub(crate) fn contains_many<'py>(
-    f: &impl blockbloom::HashedFilter,
-    keys: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyList>> {
-    answered_batch(
-        keys,
-        |k| f.key_hash(k),
-        |hs, out| f.contains_hashes(hs, out),
-    )
-}
-
-/// `update` (`insert_many`) of every hashing filter class (as [`insert_if_absent_many`]).
+/// `update` (`insert_many`) of every hashing filter class (keys read as in [`answered_batch`]).
 pub(crate) fn update(f: &impl blockbloom::HashedFilter, keys: &Bound<'_, PyAny>) -> PyResult<()> {
     let hs = key_hashes(keys, |k| f.key_hash(k))?;
     keys.py().detach(|| f.insert_hashes(&hs));
