@@ -120,6 +120,8 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Incompatible`] if `bytes` is not a whole number of blocks or does not fit.
+    ///
+    /// Example at [`block_bytes`](Self::block_bytes).
     pub fn or_block_bytes(&self, first: usize, bytes: &[u8]) -> Result<(), Error> {
         let bad = Error::Incompatible {
             what: "block range",

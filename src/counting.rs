@@ -17,6 +17,17 @@ use crate::sync::{
 /// The low bit of every 4-bit counter of a word.
 const LOW: u64 = 0x1111_1111_1111_1111;
 /// Largest counter value: a counter that reaches it stays there (see [`CountingBloomFilter`]).
+///
+/// ```
+/// use blockbloom::{CountingBloomFilter, COUNTER_MAX};
+/// let f = CountingBloomFilter::with_capacity(1000, 0.01)?;
+/// for _ in 0..=COUNTER_MAX {
+///     f.insert("hot");
+/// }
+/// f.remove("hot"); // its counters saturated: they stay, so it is never lost
+/// assert!(f.contains("hot"));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub const COUNTER_MAX: u8 = 15;
 
 /// Low bit of each nonzero counter of `v`.

@@ -4,6 +4,16 @@ use core::fmt;
 
 /// Everything that can go wrong when building a filter. Every fallible constructor returns
 /// this; nothing in the crate panics or aborts on bad parameters or a failed allocation.
+///
+/// ```
+/// use blockbloom::{BloomFilter, Error};
+/// assert_eq!(BloomFilter::with_capacity(1000, 1.5).unwrap_err(), Error::InvalidFpr(1.5));
+/// assert_eq!(BloomFilter::with_capacity(0, 0.01).unwrap_err(), Error::ZeroCapacity);
+/// match BloomFilter::with_capacity(u64::MAX, 1e-9) {
+///     Err(Error::TooLarge { bytes }) => println!("would need {bytes} bytes"),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {

@@ -96,6 +96,8 @@ impl Builder {
     ///
     /// # Errors
     /// As [`BloomFilter::open_file`].
+    ///
+    /// Example at [`BloomFilter::open_file`].
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
         self.open_file_kind(path.as_ref(), false, true)
     }
@@ -397,8 +399,18 @@ impl BloomFilter {
     /// let again = BloomFilter::open_file(&path, 1_000_000, 0.01)?;  // the same bits
     /// assert!(!again.insert_if_absent("https://example.com/"));
     /// assert!(BloomFilter::open_file(&path, 2_000_000, 0.01).is_err()); // other parameters
-    /// # drop(again);
+    /// assert!(again.is_file_backed());
+    /// again.flush()?;                                                // on disk now
+    /// again.close()?;                                                // sealed, errors reported
     /// assert!(BloomFilter::load(&path)?.contains("https://example.com/")); // a snapshot
+    ///
+    /// // The file's own parameters, or a builder's (64-bit blocks, a known seed).
+    /// let same = BloomFilter::open_file_existing(&path)?;
+    /// assert_eq!(same.capacity(), 1_000_000);
+    /// let small = BloomFilter::builder().capacity(1_000).block_bits(64).seed(1)
+    ///     .open_file(dir.join("small.bloom"))?;
+    /// assert_eq!(small.block_bits(), 64);
+    /// # drop((same, small));
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
@@ -424,6 +436,8 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] with kind `NotFound` if there is no such file; otherwise as
     /// [`open_file`](Self::open_file).
+    ///
+    /// Example at [`BloomFilter::open_file`].
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
         let path = resolve_dangling_link(path.as_ref())?;
         open_existing(&path, None, false)
@@ -445,6 +459,8 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] if the write-back fails.
+    ///
+    /// Example at [`BloomFilter::open_file`].
     pub fn flush(&self) -> Result<(), Error> {
         self.blocks_storage().flush()
     }
@@ -456,11 +472,15 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] if the write-back or the checksum cannot be written (the file then
     /// stays flagged in use, and its bits as flushed).
+    ///
+    /// Example at [`BloomFilter::open_file`].
     pub fn close(mut self) -> Result<(), Error> {
         self.close_file()
     }
 
     /// Whether the filter's blocks are a file ([`open_file`](Self::open_file)).
+    ///
+    /// Example at [`BloomFilter::open_file`].
     pub fn is_file_backed(&self) -> bool {
         self.file_state().is_some()
     }

@@ -18,7 +18,7 @@ use crate::Builder;
 pub const PREFETCH_DISTANCE: usize = 16;
 
 /// A key's keyed hash in a filter, from [`BloomFilter::key_hash`]: valid in every filter
-/// with the same seed.
+/// with the same seed. Example at [`HashedFilter`](crate::HashedFilter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KeyHash(pub(crate) u64);
 

@@ -32,6 +32,17 @@ use xxhash_rust::xxh3::xxh3_64_with_secret;
 
 /// Identifies the hashing scheme above. Stored in snapshots and shared-filter metadata:
 /// a filter's bits are only meaningful to code that hashes exactly the same way.
+///
+/// ```
+/// use blockbloom::{BloomFilter, HASH_ALGORITHM_ID, MAX_HASHES};
+/// let f = BloomFilter::builder().capacity(1000).hashes(MAX_HASHES).build()?;
+/// let mut bytes = Vec::new();
+/// f.write_to(&mut bytes)?;
+/// // The snapshot header names the hashing scheme (a little-endian u32 at offset 12).
+/// assert_eq!(bytes[12..16], HASH_ALGORITHM_ID.to_le_bytes());
+/// assert!(BloomFilter::builder().capacity(1000).hashes(MAX_HASHES + 1).build().is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const HASH_ALGORITHM_ID: u32 = 1;
 
 const SECRET_BYTES: usize = 192;
@@ -144,7 +155,8 @@ impl Hasher for State<'_> {
     }
 }
 
-/// Largest number of hash functions (bits set per key) a filter may use.
+/// Largest number of hash functions (bits set per key) a filter may use. Example at
+/// [`HASH_ALGORITHM_ID`].
 pub const MAX_HASHES: u32 = 32;
 
 const fn make_salts() -> [u64; MAX_HASHES as usize] {
@@ -182,6 +194,18 @@ pub(crate) fn positions<const LOG2_SLOTS: u32>(
 /// 128 random bits for a new filter's hashing key: std's per-process random hashing keys
 /// (seeded by the OS) mixed with a process-wide counter, so that filters built in a row get
 /// different seeds. Used by every filter type and by `blockbloom-redis`.
+///
+/// ```
+/// use blockbloom::{random_seed, BloomFilter};
+/// let seed = random_seed(); // chosen once, e.g. stored with the crawl's config
+/// assert_ne!(seed, random_seed());
+/// let a = BloomFilter::builder().capacity(1000).seed(seed).build()?;
+/// let b = BloomFilter::builder().capacity(1000).seed(seed).build()?;
+/// a.insert("x");
+/// b.union(&a)?; // same seed: the same bits for the same key
+/// assert!(b.contains("x"));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub fn random_seed() -> u128 {
     use crate::sync::unmodeled::{next, AtomicU64};
     use std::collections::hash_map::RandomState;

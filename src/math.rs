@@ -25,11 +25,11 @@
 
 use crate::error::Error;
 
-/// Bits per block of the blocked layout.
+/// Bits per block of the blocked layout (the default block size). Example at [`Sizing`].
 pub const BLOCK_BITS: u32 = crate::block::BLOCK_BITS as u32;
 
 /// The largest bits-per-key [`optimal_params`] will consider (far beyond any practical rate:
-/// at 1e-15 a blocked filter needs about 80).
+/// at 1e-15 a blocked filter needs about 80). Example at [`Sizing`].
 pub const MAX_BITS_PER_KEY: f64 = 4096.0;
 const MIN_BITS_PER_KEY: f64 = 0.01;
 
@@ -104,7 +104,8 @@ pub fn blocked_fpr_in(bits_per_key: f64, k: u32, block_bits: u32) -> f64 {
 }
 
 /// The block sizes a [`BloomFilter`](crate::BloomFilter) can have, in bits
-/// ([`Builder::block_bits`](crate::Builder::block_bits)); 512 is the default.
+/// ([`Builder::block_bits`](crate::Builder::block_bits)); 512 is the default. Example at
+/// [`Sizing`].
 pub const BLOCK_SIZES: [u32; 4] = [64, 128, 256, 512];
 
 /// `Ok` if `block_bits` is one of [`BLOCK_SIZES`].
@@ -117,7 +118,7 @@ pub(crate) fn check_block_bits(block_bits: u32) -> Result<(), Error> {
 }
 
 /// Counters per block of [`CountingBloomFilter`](crate::CountingBloomFilter): 4-bit counters,
-/// 128 in a 512-bit block.
+/// 128 in a 512-bit block. Example at [`Sizing`].
 pub const COUNTERS_PER_BLOCK: u32 = 128;
 
 /// False-positive rate of a [`CountingBloomFilter`](crate::CountingBloomFilter) with
@@ -380,6 +381,17 @@ fn solve_params(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
 /// The size of a blocked filter: what [`size_filter`] and [`size_counting`] derive from a
 /// capacity and a rate. Every filter type, `blockbloom-redis` and the CLI size through these
 /// two functions, so the same parameters give the same blocks everywhere.
+///
+/// ```
+/// use blockbloom::math::*;
+/// let s = size_filter_in(1_000_000, 0.01, None, None, 64)?;
+/// assert!(BLOCK_SIZES.contains(&64) && BLOCK_BITS == 512);
+/// assert_eq!(s.bytes(), s.blocks as u128 * 64); // counted in 64-byte lines
+/// assert!((s.bytes() * 8) as f64 / 1e6 < MAX_BITS_PER_KEY);
+/// let c = size_counting(1_000_000, 0.01)?;
+/// assert!(c.blocks as u128 * COUNTERS_PER_BLOCK as u128 > 10_000_000); // > 10 counters a key
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Sizing {
@@ -393,7 +405,7 @@ pub struct Sizing {
 }
 
 impl Sizing {
-    /// Bytes of the blocks.
+    /// Bytes of the blocks. Example at [`Sizing`].
     pub fn bytes(&self) -> u128 {
         self.blocks as u128 * BLOCK_BYTES as u128
     }

@@ -363,6 +363,8 @@ impl BloomFilter {
 
     /// Loads a filter saved with [`save`](Self::save); see [`read_from`](Self::read_from) for
     /// the errors.
+    ///
+    /// Example at [`save`](Self::save).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;

@@ -10,6 +10,43 @@ use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, DEFAULT_SHARD_BYTES, M
 
 /// Options for creating or opening a [`RedisBloomFilter`]; made by
 /// [`RedisBloomFilter::builder`].
+///
+/// # Example
+/// ```no_run
+/// use blockbloom_redis::{RedisBloomFilter, DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
+/// use std::time::Duration;
+///
+/// // A filter spread over a cluster's nodes in 16 MiB shards, with a known hashing key.
+/// let url = "redis://10.0.0.1:7000/";
+/// assert!(16 << 20 < DEFAULT_SHARD_BYTES && DEFAULT_SHARD_BYTES < MAX_SHARD_BYTES);
+/// let mut seen = RedisBloomFilter::builder(url, "crawl:seen")
+///     .cluster()
+///     .capacity(100_000_000)
+///     .fpr(0.001)
+///     .seed(0x5eed)
+///     .shard_bytes(16 << 20)
+///     .timeout(Duration::from_secs(2))
+///     .open_or_create()?;
+/// seen.insert("https://a.example/")?;
+///
+/// // The same filter through scripts instead of functions, on a server that may evict.
+/// let again = RedisBloomFilter::builder(url, "crawl:seen")
+///     .cluster()
+///     .use_scripts()
+///     .allow_eviction(true)
+///     .direct_bitfield(false)
+///     .open()?;
+/// assert_eq!(again.capacity(), 100_000_000);
+///
+/// // A filter built in memory, copied to the cluster; then a scratch one made and removed.
+/// let local = blockbloom::BloomFilter::with_capacity(1_000, 0.01)?;
+/// local.insert("https://b.example/");
+/// let mut shared = RedisBloomFilter::builder(url, "crawl:imported").cluster().export(&local)?;
+/// assert!(shared.contains("https://b.example/")?);
+/// RedisBloomFilter::builder(url, "test:scratch").cluster().capacity(10).create()?;
+/// assert!(RedisBloomFilter::builder(url, "test:scratch").cluster().delete()?);
+/// # Ok::<(), blockbloom_redis::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct RedisBuilder {
@@ -32,23 +69,31 @@ impl RedisBuilder {
     /// (`CLUSTER SLOTS`), keeps a connection per primary, sends each shard's call to the
     /// node that owns the shard's slot (one pipeline per node), and follows `MOVED` by
     /// re-reading the map.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn cluster(mut self) -> Self {
         self.cluster = true;
         self
     }
 
     /// Distinct keys the filter is sized for (required to create).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn capacity(mut self, n: u64) -> Self {
         self.capacity = Some(n);
         self
     }
     /// False-positive rate at capacity (default 0.01).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn fpr(mut self, fpr: f64) -> Self {
         self.fpr = fpr;
         self
     }
     /// The 128-bit hashing key of a new filter (default: random). An existing filter keeps
     /// its own.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn seed(mut self, seed: u128) -> Self {
         self.seed = Some(seed);
         self
@@ -61,11 +106,15 @@ impl RedisBuilder {
     /// then often has two shards where one would fit. The creator's choice: a
     /// process that opens an existing filter without naming a size uses the stored one,
     /// and naming another is an [`Error::Conflict`].
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn shard_bytes(mut self, bytes: u64) -> Self {
         self.shard_bytes = Some(bytes);
         self
     }
     /// Connect, read and write timeout (default 5 s).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = t;
         self
@@ -93,12 +142,16 @@ impl RedisBuilder {
     /// keys are fetched again). Safe policies: `noeviction` (writes fail with an error when
     /// memory is full) and `volatile-*` (only keys with a TTL are evicted; the filter's keys
     /// have none).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn allow_eviction(mut self, on: bool) -> Self {
         self.allow_eviction = on;
         self
     }
     /// Use `EVALSHA` scripts instead of Redis Functions (default: functions, falling back to
     /// scripts when the server has none).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn use_scripts(mut self) -> Self {
         self.functions = false;
         self
@@ -163,6 +216,8 @@ impl RedisBuilder {
 
     /// Creates the filter; [`Error::Conflict`] (field `"existence"`) if one of that name
     /// exists already (its parameter hash, or a shard).
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn create(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
         let mut f = self.connect(meta.clone())?;
@@ -184,6 +239,8 @@ impl RedisBuilder {
     /// Opens the filter of this name with its stored parameters; [`Error::NotFound`] if
     /// there is none. A parameter hash that vanished while the shards remain (eviction) is
     /// re-created from the first shard's header.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn open(self) -> Result<RedisBloomFilter> {
         let placeholder = Meta {
             seed: 0,
@@ -206,6 +263,8 @@ impl RedisBuilder {
 
     /// Deletes the filter of this name (its parameters and every shard; on a cluster, on
     /// whichever node holds each). Returns whether it existed.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn delete(self) -> Result<bool> {
         let mut f = match self.open() {
             Ok(f) => f,
@@ -229,6 +288,8 @@ impl RedisBuilder {
     /// # Errors
     /// As `open_or_create` and `union_from`: [`Error::Conflict`] if an existing filter
     /// has other parameters or another seed, or `local` another block size than 512.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn export(self, local: &blockbloom::BloomFilter) -> Result<RedisBloomFilter> {
         if local.block_bits() != 512 {
             // Refused before anything is created in Redis.
@@ -252,6 +313,8 @@ impl RedisBuilder {
     /// created with the same capacity and rate, else [`Error::Conflict`]. A parameter hash
     /// that vanished while the shards remain is re-created from a shard's header (the
     /// filter keeps its seed); after a total loss the filter is created anew.
+    ///
+    /// Example at [`RedisBuilder`].
     pub fn open_or_create(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
         let mut f = self.connect(meta.clone())?;

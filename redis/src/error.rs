@@ -7,6 +7,32 @@ use redis::RedisError;
 use crate::MAX_SHARD_BYTES;
 
 /// Errors of the Redis-backed filter.
+///
+/// # Example
+/// What a crawler does with each: never take a key's state as known when the call failed.
+/// ```no_run
+/// use blockbloom_redis::{Error, RedisBloomFilter, Result};
+///
+/// fn to_fetch(seen: &mut RedisBloomFilter, urls: &[&str]) -> Result<Vec<bool>> {
+///     match seen.insert_if_absent_many(urls) {
+///         // The state was lost and the filter re-armed: the batch was not applied, send it again.
+///         Err(Error::StateLost { .. }) => seen.insert_if_absent_many(urls),
+///         // Unknown whether the batch was applied: fetch them all (at-least-once).
+///         Err(Error::Redis(e)) => {
+///             eprintln!("redis: {e}; fetching the batch anyway");
+///             Ok(vec![true; urls.len()])
+///         }
+///         other => other,
+///     }
+/// }
+/// let mut seen = RedisBloomFilter::open_or_create("redis://127.0.0.1/", "crawl:seen", 1_000_000, 0.01)?;
+/// println!("{:?}", to_fetch(&mut seen, &["https://a.example/"])?);
+/// match RedisBloomFilter::open("redis://127.0.0.1/", "no:such:filter") {
+///     Err(Error::NotFound(name)) => println!("no filter {name}"),
+///     other => println!("{other:?}"),
+/// }
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -124,5 +150,5 @@ impl From<RedisError> for Error {
     }
 }
 
-/// `Result` with this crate's [`Error`].
+/// `Result` with this crate's [`Error`]. Example at [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

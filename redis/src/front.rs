@@ -33,6 +33,11 @@ use crate::{RedisBloomFilter, Result};
 ///     if seen.insert_if_absent(url)? { /* fetch it */ }
 /// }
 /// assert_eq!(seen.round_trips(), 1); // the repeat was answered in-process
+/// assert_eq!(seen.insert_if_absent_many(&["https://a.example/", "https://b.example/"])?, [false, true]);
+/// assert_eq!(seen.contains_many(&["https://b.example/", "https://c.example/"])?, [true, false]);
+/// assert!(seen.contains("https://b.example/")?);
+/// assert!(seen.local().contains("https://b.example/")); // this process handled it
+/// assert_eq!(seen.remote().name(), "crawl:seen");
 /// # Ok::<(), blockbloom_redis::Error>(())
 /// ```
 pub struct LocalFront {
@@ -47,6 +52,8 @@ impl RedisBloomFilter {
     ///
     /// # Errors
     /// [`Error::Filter`](crate::Error::Filter) for invalid local parameters.
+    ///
+    /// Example at [`LocalFront`].
     pub fn with_local_front(self, initial_capacity: u64, local_fpr: f64) -> Result<LocalFront> {
         Ok(LocalFront {
             local: GrowableBloomFilter::new(initial_capacity, local_fpr)?,
@@ -62,6 +69,8 @@ impl LocalFront {
     ///
     /// # Errors
     /// As [`RedisBloomFilter::insert_if_absent`]; the key is then not recorded locally.
+    ///
+    /// Example at [`LocalFront`].
     pub fn insert_if_absent<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
         if self.local.contains(key) {
             return Ok(false);
@@ -78,6 +87,8 @@ impl LocalFront {
     /// # Errors
     /// As [`RedisBloomFilter::insert_if_absent_many`]; no key of the batch is then recorded
     /// locally.
+    ///
+    /// Example at [`LocalFront`].
     pub fn insert_if_absent_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
         let ask: Vec<usize> = (0..keys.len())
             .filter(|&i| !self.local.contains(&keys[i]))
@@ -101,6 +112,8 @@ impl LocalFront {
     ///
     /// # Errors
     /// As [`RedisBloomFilter::contains_many`].
+    ///
+    /// Example at [`LocalFront`].
     pub fn contains_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
         let ask: Vec<usize> = (0..keys.len())
             .filter(|&i| !self.local.contains(&keys[i]))
@@ -121,6 +134,8 @@ impl LocalFront {
     ///
     /// # Errors
     /// As [`RedisBloomFilter::contains`].
+    ///
+    /// Example at [`LocalFront`].
     pub fn contains<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
         if self.local.contains(key) {
             return Ok(true);
@@ -130,16 +145,22 @@ impl LocalFront {
     }
 
     /// Calls that went to Redis so far.
+    ///
+    /// Example at [`LocalFront`].
     pub fn round_trips(&self) -> u64 {
         self.round_trips
     }
 
     /// The in-process filter.
+    ///
+    /// Example at [`LocalFront`].
     pub fn local(&self) -> &GrowableBloomFilter {
         &self.local
     }
 
     /// The Redis filter behind it.
+    ///
+    /// Example at [`LocalFront`].
     pub fn remote(&mut self) -> &mut RedisBloomFilter {
         &mut self.remote
     }

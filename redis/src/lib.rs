@@ -135,9 +135,10 @@ use server::{meta_reply, Call, Mode, Op};
 /// Bytes per block.
 const BLOCK_BYTES: u64 = 64;
 
-/// Default largest shard (64 MiB, far below Redis' 512 MB string limit).
+/// Default largest shard (64 MiB, far below Redis' 512 MB string limit). Example at
+/// [`RedisBuilder`].
 pub const DEFAULT_SHARD_BYTES: u64 = 64 << 20;
-/// Redis' largest string.
+/// Redis' largest string. Example at [`RedisBuilder`].
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 
 /// A Bloom filter stored in Redis, shared by every process that opens it by name. See the
@@ -145,6 +146,40 @@ pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 ///
 /// Methods take `&mut self` (one Redis connection per handle); give each thread its own
 /// handle ([`try_clone`](Self::try_clone)).
+///
+/// # Example
+/// ```no_run
+/// use blockbloom_redis::RedisBloomFilter;
+/// use std::time::Duration;
+///
+/// let url = "redis://127.0.0.1/";
+/// let mut seen = RedisBloomFilter::open_or_create(url, "crawl:seen", 1_000_000, 0.01)?;
+/// assert!(seen.insert_if_absent("https://a.example/")?); // new: fetch it
+/// assert!(!seen.insert_if_absent("https://a.example/")?); // seen: skip it
+/// seen.insert("https://b.example/")?;
+/// assert!(seen.contains("https://b.example/")?);
+/// assert_eq!(seen.insert_if_absent_many(&["https://b.example/", "https://c.example/"])?, [false, true]);
+/// assert_eq!(seen.contains_many(&["https://c.example/", "https://d.example/"])?, [true, false]);
+///
+/// // Its parameters, read back from the server by every process that opens it.
+/// let other = RedisBloomFilter::open(url, "crawl:seen")?;
+/// assert_eq!((other.name(), other.capacity(), other.target_fpr()), ("crawl:seen", 1_000_000, 0.01));
+/// assert_eq!((other.num_lines(), other.num_hashes()), (seen.num_lines(), seen.num_hashes()));
+/// assert_eq!(other.incarnation(), seen.incarnation());
+/// println!("{} shard(s), functions: {}", seen.num_shards(), seen.uses_functions());
+///
+/// // One handle per thread; a write made durable on one replica before going on.
+/// let mut for_a_thread = seen.try_clone()?;
+/// for_a_thread.insert("https://e.example/")?;
+/// let acked = for_a_thread.wait_for_replicas(1, Duration::from_millis(100))?;
+/// println!("{acked} replica(s) have every write so far");
+///
+/// // A fresh one for a test, removed afterwards.
+/// let mut scratch = RedisBloomFilter::create(url, "test:scratch", 1_000, 0.01)?;
+/// scratch.insert("x")?;
+/// assert!(RedisBloomFilter::delete(url, "test:scratch")?);
+/// # Ok::<(), blockbloom_redis::Error>(())
+/// ```
 pub struct RedisBloomFilter {
     pub(crate) net: Net,
     pub(crate) mode: Mode,
@@ -178,7 +213,8 @@ impl fmt::Debug for RedisBloomFilter {
 }
 
 impl RedisBloomFilter {
-    /// Options for `url` (e.g. `redis://127.0.0.1:6379/`) and filter `name`.
+    /// Options for `url` (e.g. `redis://127.0.0.1:6379/`) and filter `name`. Example at
+    /// [`RedisBuilder`].
     pub fn builder(url: &str, name: &str) -> RedisBuilder {
         RedisBuilder {
             url: url.into(),
@@ -196,6 +232,8 @@ impl RedisBloomFilter {
     }
 
     /// Creates a filter for `capacity` keys at rate `fpr` (error if `name` exists).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn create(url: &str, name: &str, capacity: u64, fpr: f64) -> Result<Self> {
         Self::builder(url, name)
             .capacity(capacity)
@@ -204,11 +242,15 @@ impl RedisBloomFilter {
     }
 
     /// Opens an existing filter.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn open(url: &str, name: &str) -> Result<Self> {
         Self::builder(url, name).open()
     }
 
     /// Opens the filter, creating it if absent (see [`RedisBuilder::open_or_create`]).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn open_or_create(url: &str, name: &str, capacity: u64, fpr: f64) -> Result<Self> {
         Self::builder(url, name)
             .capacity(capacity)
@@ -218,6 +260,8 @@ impl RedisBloomFilter {
 
     /// Deletes the filter `name` (its parameters and every shard) from one server. Returns
     /// whether it existed. On a cluster: `RedisBloomFilter::builder(url, name).cluster().delete()`.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn delete(url: &str, name: &str) -> Result<bool> {
         Self::builder(url, name).delete()
     }
@@ -250,6 +294,8 @@ impl RedisBloomFilter {
     }
 
     /// A second handle on the same filter with its own connection (for another thread).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn try_clone(&self) -> Result<Self> {
         let mut f = RedisBloomFilter {
             net: self.net.fresh(),
@@ -274,6 +320,8 @@ impl RedisBloomFilter {
     }
 
     /// Number of shards (Redis string keys) holding the bits.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn num_shards(&self) -> u64 {
         self.meta.shards()
     }
@@ -366,37 +414,51 @@ impl RedisBloomFilter {
     ///
     /// # Errors
     /// Any [`Error`]; then the batch may or may not have been applied (see the crate docs).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn insert_if_absent_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
         self.batch(Op::Set, keys)
     }
 
     /// [`contains`](Self::contains) for a batch, in one round trip.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn contains_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
         self.batch(Op::Get, keys)
     }
 
     /// Inserts `key`; `Ok(true)` if it was absent. One round trip: batch keys with
     /// [`insert_if_absent_many`](Self::insert_if_absent_many) for throughput.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn insert_if_absent<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
         Ok(self.batch(Op::Set, &[key])?[0])
     }
 
     /// Inserts `key`.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) -> Result<()> {
         self.batch(Op::Set, &[key]).map(drop)
     }
 
     /// Whether `key` may have been inserted.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn contains<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
         Ok(self.batch(Op::Get, &[key])?[0])
     }
 
     /// The filter's name.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn name(&self) -> &str {
         &self.name
     }
     /// Number of 64-byte lines (512-bit blocks), as
     /// [`BloomFilter::num_lines`](blockbloom::BloomFilter::num_lines).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn num_lines(&self) -> u64 {
         self.meta.blocks
     }
@@ -407,18 +469,26 @@ impl RedisBloomFilter {
         self.meta.blocks
     }
     /// Bits per key.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn num_hashes(&self) -> u32 {
         self.meta.hashes
     }
     /// Keys the filter was sized for.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn capacity(&self) -> u64 {
         self.meta.capacity
     }
     /// Rate the filter was sized for.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn target_fpr(&self) -> f64 {
         self.meta.fpr
     }
     /// Whether calls go through Redis Functions (`true`) or `EVALSHA` scripts.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn uses_functions(&self) -> bool {
         matches!(self.mode, Mode::Functions)
     }
@@ -429,6 +499,8 @@ impl RedisBloomFilter {
     /// returned before this call, when it answers `replicas`, survive a failover to one of
     /// those replicas. The connection's read timeout is lengthened by `timeout` for the
     /// call, so a wait longer than it is not an error.
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn wait_for_replicas(&mut self, replicas: u64, timeout: Duration) -> Result<u64> {
         let ms = (timeout.as_nanos().div_ceil(1_000_000)).clamp(1, u64::MAX as u128) as u64;
         let io = self.net.timeout();
@@ -447,6 +519,8 @@ impl RedisBloomFilter {
 
     /// The filter's current incarnation (changes when state was found lost; see
     /// [`Error::StateLost`]).
+    ///
+    /// Example at [`RedisBloomFilter`].
     pub fn incarnation(&self) -> u64 {
         self.incarnation
     }

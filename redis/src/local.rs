@@ -10,6 +10,26 @@ impl RedisBloomFilter {
     /// that it answers exactly as this one did at the time of the copy (shard by shard, each
     /// read atomically).
     ///
+    /// # Example
+    /// Filters built by each node of a batch job, merged into the shared one, and a copy of
+    /// it taken back for an offline run:
+    /// ```no_run
+    /// use blockbloom::BloomFilter;
+    /// use blockbloom_redis::RedisBloomFilter;
+    ///
+    /// let node = BloomFilter::builder().capacity(1_000_000).fpr(0.01).seed(7).build()?;
+    /// node.insert("https://a.example/");
+    /// // A new shared filter with the node's parameters and seed, holding its keys.
+    /// let mut shared = RedisBloomFilter::export("redis://127.0.0.1/", "crawl:seen", &node)?;
+    /// println!("{} bytes in Redis", shared.memory_bytes()?);
+    /// let other_node = BloomFilter::builder().capacity(1_000_000).fpr(0.01).seed(7).build()?;
+    /// other_node.insert("https://b.example/");
+    /// shared.union_from(&other_node)?;
+    /// let copy = shared.to_local()?;
+    /// assert!(copy.contains("https://a.example/") && copy.contains("https://b.example/"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     /// [`Error::StateLost`] if a shard was lost (evicted, deleted, a restart without
     /// persistence) or the filter was re-armed after a loss: the copy would miss that
@@ -73,6 +93,8 @@ impl RedisBloomFilter {
     ///
     /// # Errors
     /// [`Error::Conflict`] if the local filter's blocks, block size, hashes or seed differ.
+    ///
+    /// Example at [`to_local`](Self::to_local).
     pub fn union_from(&mut self, local: &BloomFilter) -> Result<()> {
         for (field, a, b) in [
             // Redis filters have 512-bit blocks; a filter of smaller blocks with as many
@@ -136,12 +158,16 @@ impl RedisBloomFilter {
     /// Creates filter `name` in Redis from a local filter (its parameters and seed) and
     /// copies its bits, or ORs them into an existing filter with the same parameters.
     /// ([`RedisBuilder::export`](crate::RedisBuilder::export) takes the builder's options.)
+    ///
+    /// Example at [`to_local`](Self::to_local).
     pub fn export(url: &str, name: &str, local: &BloomFilter) -> Result<Self> {
         Self::builder(url, name).export(local)
     }
 
     /// Bytes the shards occupy in Redis (the sum of their string lengths; Redis adds a few
     /// dozen bytes per key).
+    ///
+    /// Example at [`to_local`](Self::to_local).
     pub fn memory_bytes(&mut self) -> Result<u64> {
         let mut total = 0;
         for s in 0..self.num_shards() {

@@ -91,7 +91,8 @@ impl GrowableBloomFilter {
     /// let again = GrowableBloomFilter::open_file_existing(&path)?; // all four layers
     /// assert!((0..10_000u64).all(|i| !again.insert_if_absent(&i)));
     /// assert!(dir.join("seen.bloom.3").exists());
-    /// # drop(again);
+    /// again.flush()?;                                      // every layer on disk
+    /// again.close()?;                                      // and sealed
     /// # std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
@@ -118,6 +119,8 @@ impl GrowableBloomFilter {
     /// # Errors
     /// [`Error::Io`] with kind `NotFound` if there is no such file; otherwise as
     /// [`open_file`](Self::open_file).
+    ///
+    /// Example at [`open_file`](Self::open_file).
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let first = real_path(path.as_ref())?;
         let layer0 = open_existing(&first, None, true)?;
@@ -287,6 +290,8 @@ impl GrowableBloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] if a write-back fails.
+    ///
+    /// Example at [`open_file`](Self::open_file).
     pub fn flush(&self) -> Result<(), Error> {
         (0..self.num_layers()).try_for_each(|i| self.layer(i).filter.flush())
     }
@@ -297,6 +302,8 @@ impl GrowableBloomFilter {
     ///
     /// # Errors
     /// The first layer's error, after trying every layer.
+    ///
+    /// Example at [`open_file`](Self::open_file).
     pub fn close(mut self) -> Result<(), Error> {
         let mut result = Ok(());
         for i in 0..MAX_LAYERS {
