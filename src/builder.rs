@@ -7,6 +7,9 @@ use crate::math;
 use crate::storage::Blocks;
 use crate::BloomFilter;
 
+/// The false-positive rate of every builder that is not given one.
+pub(crate) const DEFAULT_FPR: f64 = 0.01;
+
 /// Configures a [`BloomFilter`]; made by [`BloomFilter::builder`].
 ///
 /// * [`capacity`](Self::capacity) (required): the number of distinct keys the filter is sized
@@ -136,7 +139,7 @@ impl Builder {
     /// Example at [`Builder`].
     pub fn build(self) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
-        let fpr = self.fpr.unwrap_or(0.01);
+        let fpr = self.fpr.unwrap_or(DEFAULT_FPR);
         let block_bits = self.block_bits.unwrap_or(512);
         let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;

@@ -42,9 +42,10 @@ fn saturated(v: u64) -> u64 {
     v & v >> 1 & v >> 2 & v >> 3 & LOW
 }
 
-/// The key's counters: for each word, the low bit of each of its (distinct) counters there.
+/// The key's counters: for each word, the low bit of each of its (distinct) counters there
+/// (also the expiring filter's 4-bit stamps).
 #[inline(always)]
-fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
+pub(crate) fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
     let mut m = [0u64; WORDS];
     for slot in positions::<7>(h, k) {
         // 0..128: sixteen 4-bit counters per word

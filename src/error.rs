@@ -40,6 +40,13 @@ pub enum Error {
     /// A block size other than 64, 128, 256 or 512 bits was requested
     /// ([`Builder::block_bits`](crate::Builder::block_bits)).
     InvalidBlockBits(u32),
+    /// [`ExpiringBuilder::build`](crate::ExpiringBuilder::build) was called without
+    /// [`expire_after`](crate::ExpiringBuilder::expire_after).
+    MissingWindow,
+    /// An [`ExpiringBloomFilter`](crate::ExpiringBloomFilter) window shorter than one second
+    /// (the clock difference it tolerates between callers), or too long to count in
+    /// nanoseconds.
+    InvalidWindow(core::time::Duration),
     /// The requested filter does not fit this machine's address space.
     TooLarge {
         /// Bytes the filter would need.
@@ -139,6 +146,13 @@ impl fmt::Display for Error {
             Error::InvalidBlockBits(b) => {
                 write!(f, "block size {b} bits: must be 64, 128, 256 or 512")
             }
+            Error::MissingWindow => {
+                f.write_str("no window given: call .expire_after(duration) before .build()")
+            }
+            Error::InvalidWindow(w) => write!(
+                f,
+                "expiry window {w:?}: must be at least 1 s (the clock skew tolerated) and under 584 years"
+            ),
             Error::TooLarge { bytes } => write!(
                 f,
                 "a filter of {bytes} bytes does not fit this machine's address space"

@@ -6,7 +6,10 @@
 
 use core::hash::Hash;
 
-use crate::{AtomicBitSet, BloomFilter, CountingBloomFilter, Error, GrowableBloomFilter, KeyHash};
+use crate::{
+    AtomicBitSet, BloomFilter, CountingBloomFilter, Error, ExpiringBloomFilter,
+    GrowableBloomFilter, KeyHash,
+};
 
 /// What every filter of the family does with keys of type `K`, under one name and shape:
 /// the methods of the same names on each type, which they call.
@@ -171,6 +174,7 @@ macro_rules! filter_impl {
 filter_impl!(BloomFilter, batched);
 filter_impl!(GrowableBloomFilter, growing);
 filter_impl!(CountingBloomFilter);
+filter_impl!(ExpiringBloomFilter);
 
 /// `impl HashedFilter` for a member with the hashed forms as inherent methods.
 macro_rules! hashed_impl {

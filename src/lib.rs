@@ -15,6 +15,7 @@ mod layout;
 mod bitset;
 mod builder;
 mod counting;
+mod expiring;
 mod family;
 mod filter;
 mod growable;
@@ -39,6 +40,7 @@ pub use bitset::AtomicBitSet;
 pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
+pub use expiring::{ExpiringBloomFilter, ExpiringBuilder};
 pub use family::{Filter, HashedFilter};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
@@ -62,6 +64,7 @@ const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<BloomFilter>();
     send_sync::<CountingBloomFilter>();
+    send_sync::<ExpiringBloomFilter>();
     send_sync::<GrowableBloomFilter>();
     send_sync::<AtomicBitSet>();
     send_sync::<Layout>();

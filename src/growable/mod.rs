@@ -152,7 +152,7 @@ impl GrowableBloomFilter {
     pub fn builder() -> GrowableBuilder {
         GrowableBuilder {
             initial_capacity: None,
-            fpr: 0.01,
+            fpr: crate::builder::DEFAULT_FPR,
             growth: 2,
             tightening: 0.5,
             seed: None,

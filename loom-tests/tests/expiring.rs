@@ -1,0 +1,106 @@
+//! Loom model checks of `ExpiringBloomFilter`'s "at most one winner" (its guarantee 4): racing
+//! `insert_if_absent_at` calls for one key, with clocks in the same epoch and a second apart
+//! (across an epoch change, whose sweep runs inside one of the racing calls).
+//!
+//! Run with `scripts/loom.sh` (see `tests/loom.rs` for what loom explores). The filter is one
+//! line of 128 stamps, and keys are chosen so that their stamps span two words or more.
+#![cfg(blockbloom_loom)]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use blockbloom::ExpiringBloomFilter;
+use loom::sync::Arc;
+use loom::thread;
+
+/// A two-second window: epochs of 0.5 s, a lag of 2 epochs for the 1 s of clock skew.
+fn tiny() -> Arc<ExpiringBloomFilter> {
+    let f = ExpiringBloomFilter::builder()
+        .expire_after(Duration::from_secs(2))
+        .capacity(1)
+        .fpr(0.2)
+        .seed(0xB10C_B100_5EED)
+        .build()
+        .unwrap();
+    assert_eq!(f.num_lines(), 1);
+    Arc::new(f)
+}
+
+/// Keys whose stamps span at least two words, pairwise disjoint, consecutive ones sharing a
+/// word.
+fn keys(f: &ExpiringBloomFilter, n: usize) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    let mut used = [0u64; 8];
+    for id in 0..10_000u64 {
+        let m = f.__stamps(&id);
+        if m.iter().filter(|&&w| w != 0).count() < 2 {
+            continue;
+        }
+        let disjoint = m.iter().zip(&used).all(|(a, b)| a & b == 0);
+        let shares = out.is_empty() || m.iter().zip(&used).any(|(a, b)| *a != 0 && *b != 0);
+        if disjoint && shares {
+            used.iter_mut().zip(m).for_each(|(u, w)| *u |= w);
+            out.push(id);
+            if out.len() == n {
+                return out;
+            }
+        }
+    }
+    panic!("no suitable keys");
+}
+
+/// Epoch starts are whole half-seconds: `at(s)` is `s` seconds after one.
+fn at(secs: f64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_000_000) + Duration::from_secs_f64(secs)
+}
+
+fn race(f: &Arc<ExpiringBloomFilter>, key: u64, t: SystemTime) -> thread::JoinHandle<bool> {
+    let f = Arc::clone(f);
+    thread::spawn(move || f.insert_if_absent_at(&key, t))
+}
+
+#[test]
+fn same_key_same_epoch_one_winner() {
+    loom::model(|| {
+        let f = tiny();
+        let key = keys(&f, 1)[0];
+        f.insert_at(&u64::MAX, at(0.0)); // the filter has seen this epoch: no sweep owed
+        let (a, b) = (race(&f, key, at(0.1)), race(&f, key, at(0.2)));
+        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+        assert_eq!(wins, 1);
+        assert!(f.contains_at(&key, at(1.9)));
+    });
+}
+
+/// Clocks a second apart (two epochs): the one ahead moves the filter's newest epoch on and
+/// sweeps while the other races it.
+#[test]
+fn same_key_clocks_a_second_apart_one_winner() {
+    loom::model(|| {
+        let f = tiny();
+        let key = keys(&f, 1)[0];
+        f.insert_at(&u64::MAX, at(0.0));
+        let (a, b) = (race(&f, key, at(0.4)), race(&f, key, at(1.4)));
+        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+        assert_eq!(wins, 1);
+        assert!(
+            f.contains_at(&key, at(2.3)),
+            "seen for the window of the earlier clock"
+        );
+    });
+}
+
+/// A third key sharing words with the raced one, inserted at an epoch in between.
+#[test]
+fn same_key_race_with_a_third_key_sharing_words() {
+    loom::model(|| {
+        let f = tiny();
+        let ks = keys(&f, 2);
+        f.insert_at(&u64::MAX, at(0.0));
+        let (a, b) = (race(&f, ks[0], at(0.4)), race(&f, ks[0], at(1.0)));
+        let c = race(&f, ks[1], at(0.6));
+        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+        assert!(c.join().unwrap());
+        assert_eq!(wins, 1);
+        assert!(f.contains_at(&ks[0], at(1.0)) && f.contains_at(&ks[1], at(1.0)));
+    });
+}

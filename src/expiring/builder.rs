@@ -1,0 +1,85 @@
+//! [`ExpiringBuilder`]: an [`ExpiringBloomFilter`]'s parameters, checked once.
+
+use core::time::Duration;
+
+use super::window::Window;
+use super::ExpiringBloomFilter;
+use crate::builder::DEFAULT_FPR;
+use crate::error::Error;
+use crate::hash::random_seed;
+
+/// Configures an [`ExpiringBloomFilter`]; made by [`ExpiringBloomFilter::builder`].
+///
+/// ```
+/// use blockbloom::{Error, ExpiringBloomFilter};
+/// use std::time::Duration;
+/// let hour = Duration::from_secs(3600);
+/// let f = ExpiringBloomFilter::builder().expire_after(hour).capacity(1000).fpr(0.001).seed(7).build()?;
+/// assert_eq!((f.expire_after(), f.target_fpr(), f.seed()), (hour, 0.001, 7));
+/// assert_eq!(ExpiringBloomFilter::builder().capacity(10).build().unwrap_err(), Error::MissingWindow);
+/// assert_eq!(ExpiringBloomFilter::builder().expire_after(hour).build().unwrap_err(), Error::MissingCapacity);
+/// let too_short = Duration::from_millis(500);
+/// assert_eq!(
+///     ExpiringBloomFilter::builder().expire_after(too_short).capacity(10).build().unwrap_err(),
+///     Error::InvalidWindow(too_short)
+/// );
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct ExpiringBuilder {
+    expire_after: Option<Duration>,
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    seed: Option<u128>,
+}
+
+impl ExpiringBuilder {
+    /// How long a key stays seen after its insert (required; at least one second). It is
+    /// forgotten at most a quarter of this later.
+    ///
+    /// Example at [`ExpiringBuilder`].
+    pub fn expire_after(mut self, window: Duration) -> Self {
+        self.expire_after = Some(window);
+        self
+    }
+
+    /// Distinct keys inserted per `expire_after` (required).
+    ///
+    /// Example at [`ExpiringBuilder`].
+    pub fn capacity(mut self, keys: u64) -> Self {
+        self.capacity = Some(keys);
+        self
+    }
+
+    /// False-positive rate at any moment while at most `capacity` keys are inserted per
+    /// window (default 0.01).
+    ///
+    /// Example at [`ExpiringBuilder`].
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = Some(fpr);
+        self
+    }
+
+    /// Fixes the 128-bit hashing key (default: random).
+    ///
+    /// Example at [`ExpiringBuilder`].
+    pub fn seed(mut self, seed: u128) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The filter, empty.
+    ///
+    /// # Errors
+    /// [`Error::MissingWindow`], [`Error::MissingCapacity`], [`Error::InvalidWindow`], and
+    /// those of [`CountingBloomFilter::with_capacity`](crate::CountingBloomFilter::with_capacity).
+    ///
+    /// Example at [`ExpiringBuilder`].
+    pub fn build(self) -> Result<ExpiringBloomFilter, Error> {
+        let window = Window::new(self.expire_after.ok_or(Error::MissingWindow)?)?;
+        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
+        let seed = self.seed.unwrap_or_else(random_seed);
+        ExpiringBloomFilter::from_parts(window, capacity, self.fpr.unwrap_or(DEFAULT_FPR), seed)
+    }
+}

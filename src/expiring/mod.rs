@@ -1,0 +1,513 @@
+//! [`ExpiringBloomFilter`]: keys are forgotten a fixed time after their insert.
+
+mod builder;
+mod window;
+
+use core::fmt;
+use core::hash::Hash;
+use core::time::Duration;
+use std::time::SystemTime;
+
+use crate::block::{BLOCK_BYTES, WORDS};
+use crate::counting::counter_mask;
+use crate::error::Error;
+use crate::layout::Layout;
+use crate::math::COUNTERS_PER_BLOCK;
+use crate::storage::Blocks;
+use crate::sync::{
+    AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed},
+};
+
+pub use builder::ExpiringBuilder;
+use window::{live_slots, stamped, swept, Epoch, Window};
+
+/// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
+/// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
+///
+/// Each key owns `k` 4-bit *stamps* in one 64-byte line (128 to a line, like
+/// [`CountingBloomFilter`](crate::CountingBloomFilter)'s counters), so an operation costs one
+/// cache miss. An insert writes the current *epoch* (a quarter of the window) into the key's
+/// stamps; a key is present while all of its stamps are at most four epochs old. Stamps
+/// change by compare-exchange of one word (lock-free). Old stamps are cleared by a *sweep*
+/// over the filter, done once per epoch by whichever call first sees the epoch change.
+///
+/// ```
+/// use blockbloom::ExpiringBloomFilter;
+/// use std::time::{Duration, SystemTime};
+///
+/// let day = Duration::from_secs(86_400);
+/// let seen = ExpiringBloomFilter::builder()
+///     .expire_after(30 * day)  // seen for at least this long after its insert
+///     .capacity(100_000)       // distinct keys inserted per 30 days
+///     .fpr(0.01)
+///     .build()?;
+/// assert!(seen.insert_if_absent("https://example.com/"));  // new: fetch it
+/// assert!(!seen.insert_if_absent("https://example.com/")); // fetched within 30 days
+///
+/// // With an explicit time (replaying a log, tests):
+/// let t = SystemTime::now();
+/// seen.insert_at("https://example.com/a", t);
+/// assert!(seen.contains_at("https://example.com/a", t + 29 * day));
+/// assert!(!seen.contains_at("https://example.com/a", t + seen.forgotten_after()));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Guarantees
+/// With `W` = `expire_after` and `E` = ⌈`W` / 4⌉ (an *epoch*; [`epoch`](Self::epoch)):
+/// 1. **No false negatives inside the window.** A key whose insert (or winning
+///    `insert_if_absent`) ran at time `t` is seen at every `t′` in `[t, t + W)`. Its stamps
+///    hold `t`'s epoch (or a later one); a stamp is live while its age is at most 4 epochs,
+///    and `t′ < t + W ≤ t + 4E` is at most 4 epochs after `t`.
+/// 2. **Forgotten on time.** At `t′ ≥ t + 5E` ([`forgotten_after`](Self::forgotten_after),
+///    at most `1.25 W` plus 4 ns of rounding) every stamp written at `t` is dead, so the key
+///    is new again unless it is a false positive (or was inserted again meanwhile). The
+///    slack is one epoch: 25% of the window, at most.
+/// 3. **The rate you asked for.** The filter is sized for `2 × capacity` keys with live
+///    stamps: the keys of the last 4 to 5 epochs are at most two windows' worth when at most
+///    `capacity` distinct keys are inserted per `W`, however they bunch up. At a steady rate
+///    there are `1.25 × capacity`, and the rate is well below the target.
+///    [`estimated_fpr`](Self::estimated_fpr) reads the current one.
+/// 4. **At most one winner** among concurrent `insert_if_absent` calls for one new key, also
+///    across an epoch change and between callers whose clocks differ by up to one second:
+///    the protocol and proof are at [`insert_if_absent_at`](Self::insert_if_absent_at).
+/// 5. **Time going backwards never makes a key inside its window new.** The filter keeps the
+///    newest epoch any call has used; a call whose clock is behind it (a slow clock, an NTP
+///    step back, `_at` with an earlier time) works in the newest epoch minus the tolerated
+///    lag (one second, rounded up to whole epochs), so it never reads as dead a stamp that
+///    callers with the newest clock read as live.
+///
+/// Windows are at least one second long ([`Error::InvalidWindow`]). Epochs are counted
+/// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
+/// within a second (NTP).
+///
+/// **Memory**: two times a [`CountingBloomFilter`](crate::CountingBloomFilter) of
+/// `capacity` keys (4-bit stamps in place of bits, sized for twice the keys): about 11 bytes
+/// per key of the window at 1%.
+pub struct ExpiringBloomFilter {
+    blocks: Blocks,
+    /// Lines of 128 four-bit stamps, placed as the counting filter's counters.
+    layout: Layout,
+    window: Window,
+    clock: Clock,
+    capacity: u64,
+    target_fpr: f64,
+}
+
+/// The epochs callers have used, shared by all of them.
+struct Clock {
+    /// The newest epoch any call has used (fetch_max).
+    newest: AtomicU64,
+    /// 1 + the epoch of the last completed sweep (0: none needed yet, the filter is empty).
+    swept: AtomicU64,
+}
+
+impl ExpiringBloomFilter {
+    /// Options for a new filter: [`expire_after`](ExpiringBuilder::expire_after) and
+    /// [`capacity`](ExpiringBuilder::capacity) are required.
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    pub fn builder() -> ExpiringBuilder {
+        ExpiringBuilder::default()
+    }
+
+    pub(crate) fn from_parts(
+        window: Window,
+        capacity: u64,
+        fpr: f64,
+        seed: u128,
+    ) -> Result<Self, Error> {
+        // Sized for twice the keys: the live keys of 4 to 5 epochs (guarantee 3).
+        let s = crate::math::size_counting(capacity.saturating_mul(2), fpr)?;
+        let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
+        Ok(ExpiringBloomFilter {
+            blocks: Blocks::zeroed(len)?,
+            layout: Layout::from_validated(seed, s.blocks, s.hashes, 512),
+            window,
+            clock: Clock {
+                newest: AtomicU64::new(0),
+                swept: AtomicU64::new(0),
+            },
+            capacity,
+            target_fpr: s.target_fpr,
+        })
+    }
+
+    /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
+    /// used less the tolerated lag, whichever is later.
+    #[inline]
+    fn epoch_at(&self, t: SystemTime) -> Epoch {
+        let own = self.window.epoch_of(t);
+        let newest = self.clock.newest.load(Acquire);
+        if own <= newest {
+            return self
+                .window
+                .at(own.max(newest.saturating_sub(self.window.lag())));
+        }
+        self.advance(own)
+    }
+
+    /// Moves the newest epoch on to `n`, sweeping first where stamps could otherwise alias:
+    /// the newest epoch never gets `sweep_margin` epochs past the last sweep's, so that every
+    /// stamp in the filter reads unambiguously against it. The call that moves it sweeps
+    /// once per epoch.
+    #[cold]
+    fn advance(&self, n: u64) -> Epoch {
+        let swept = self.clock.swept.load(Acquire);
+        let mut owed = false;
+        if swept == 0 {
+            // Never advanced: the filter is empty, nothing to clear.
+            let _ = self.clock.swept.compare_exchange(0, n + 1, AcqRel, Acquire);
+        } else if n >= swept - 1 + self.window.sweep_margin() {
+            // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
+            // call can write `n`'s stamps.
+            self.sweep(n);
+            self.clock.swept.fetch_max(n + 1, AcqRel);
+            owed = true;
+        }
+        // AcqRel: a call that reads this epoch also sees everything we did before.
+        if self.clock.newest.fetch_max(n, AcqRel) < n && !owed {
+            self.sweep(n);
+            self.clock.swept.fetch_max(n + 1, AcqRel);
+        }
+        self.window.at(n)
+    }
+
+    /// Clears every stamp that is dead for all callers once the newest epoch is `target`,
+    /// word by word (compare-exchange: a stamp written meanwhile is kept).
+    fn sweep(&self, target: u64) {
+        for b in self.blocks.iter() {
+            for w in b.words() {
+                let mut v = w.load(Acquire);
+                while v != 0 {
+                    // Read after the word: every stamp in it was written at most at this
+                    // epoch (a writer publishes its epoch before writing), and none is more
+                    // than 15 epochs older (the margin), so each reads unambiguously.
+                    let newest = self.clock.newest.load(Acquire);
+                    let ahead = target.saturating_sub(newest);
+                    let keep = swept(v, &self.window.at(newest), ahead);
+                    if keep == v {
+                        break;
+                    }
+                    match w.compare_exchange_weak(v, keep, AcqRel, Acquire) {
+                        Ok(_) => break,
+                        Err(now) => v = now,
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
+        let h = self.layout.hash(key);
+        (
+            self.blocks[self.layout.locate::<9>(h).0].words(),
+            counter_mask(h, self.layout.num_hashes()),
+        )
+    }
+
+    /// Whether `key` was inserted within the window, now: [`contains_at`](Self::contains_at)
+    /// with [`SystemTime::now`].
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_at(key, SystemTime::now())
+    }
+
+    /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
+    /// is wrong with about the target probability.
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
+        let e = self.epoch_at(t);
+        let (words, m) = self.locate(key);
+        words
+            .iter()
+            .zip(m)
+            .all(|(w, m)| live_slots(w.load(Relaxed), m, &e) == m)
+    }
+
+    /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
+        self.insert_at(key, SystemTime::now())
+    }
+
+    /// Inserts `key` at `t`: it is seen until `t + expire_after` at least, even if it was
+    /// present (an insert renews the window; `insert_if_absent` of a present key does not).
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
+        let e = self.epoch_at(t);
+        let (words, m) = self.locate(key);
+        for (w, m) in words.iter().zip(m) {
+            if m != 0 {
+                stamp(w, m, &e);
+            }
+        }
+    }
+
+    /// Inserts `key` if it was not seen within the window, now:
+    /// [`insert_if_absent_at`](Self::insert_if_absent_at) with [`SystemTime::now`].
+    ///
+    /// Example at [`ExpiringBloomFilter`].
+    #[inline]
+    pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.insert_if_absent_at(key, SystemTime::now())
+    }
+
+    /// Inserts `key` at `t` and returns `true` if it was not seen within the window (fetch
+    /// it); returns `false` without writing anything if it was (or is a false positive). A
+    /// `false` does not renew the window: the page was fetched when the winning call ran.
+    ///
+    /// # Protocol and proof of "at most one winner"
+    /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
+    /// place of "nonzero":
+    /// 1. Load the key's words (Acquire). If every stamp of the key is live, return `false`.
+    ///    Otherwise let `t` be its highest dead stamp and `W` the word holding it.
+    /// 2. Stamp the key's slots in every other word (each one compare-exchange loop, AcqRel).
+    /// 3. Last, in `W`: if `t` is live now, lose (return `false`); else stamp the key's slots
+    ///    of `W` in the same compare-exchange and return `true`.
+    ///
+    /// *Claim:* calls A and B for one key, in epochs `eA ≤ eB`, cannot both return `true`.
+    /// What makes the counting proof carry over is that each one's stamps are live for the
+    /// other: `eB − eA` is at most the tolerated lag (clocks within a second; a caller
+    /// behind the newest epoch works at most `lag` behind it), so `eA`'s stamp is at most
+    /// `lag ≤ 4` epochs old to B, and `eB`'s is at most `lag` epochs ahead to A, which reads
+    /// stamps up to `lag` ahead as live. A stamp never goes from live to dead during the
+    /// race: writes only replace a stamp by a newer one, and the sweep clears only stamps
+    /// older than any caller's window. Then, as there: if A and B decided in the same word,
+    /// the second compare-exchange sees the first's stamp of its own `t` and loses;
+    /// otherwise B stamps `tA`'s word in step 2 either before A's decision (A sees `tA`
+    /// live and loses) or after it, reading A's write, so that A's step-2 stamp of `tB`
+    /// happens-before B's decision, which sees `tB` live and loses. ∎
+    ///
+    /// A loser may have stamped some of the key's slots: the same slots the winner stamps.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::{Duration, SystemTime};
+    /// let week = Duration::from_secs(7 * 86_400);
+    /// let f = ExpiringBloomFilter::builder().expire_after(week).capacity(1000).build()?;
+    /// let t = SystemTime::now();
+    /// assert!(f.insert_if_absent_at("https://example.com/", t));
+    /// assert!(!f.insert_if_absent_at("https://example.com/", t + week / 2)); // not renewed
+    /// assert!(f.insert_if_absent_at("https://example.com/", t + f.forgotten_after()));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// [`CountingBloomFilter::insert_if_absent`]: crate::CountingBloomFilter::insert_if_absent
+    pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
+        let e = self.epoch_at(t);
+        let (words, m) = self.locate(key);
+        let mut top = None;
+        let mut dead_top = 0;
+        for (w, (word, m)) in words.iter().zip(m).enumerate() {
+            if m != 0 {
+                // Acquire: pairs with the AcqRel write of whoever stamped what we read.
+                let dead = m & !live_slots(word.load(Acquire), m, &e);
+                if dead != 0 {
+                    top = Some(w);
+                    dead_top = dead;
+                }
+            }
+        }
+        let Some(top) = top else {
+            return false;
+        };
+        let t = 1u64 << (63 - dead_top.leading_zeros()); // low bit of the highest dead stamp
+        for (w, (word, m)) in words.iter().zip(m).enumerate() {
+            if m != 0 && w != top {
+                stamp(word, m, &e);
+            }
+        }
+        let word = &words[top];
+        let mut cur = word.load(Acquire);
+        loop {
+            if live_slots(cur, t, &e) != 0 {
+                return false; // another call stamped `t` first
+            }
+            match word.compare_exchange_weak(cur, stamped(cur, m[top], &e), AcqRel, Acquire) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// The window asked for.
+    ///
+    /// Example at [`forgotten_after`](Self::forgotten_after).
+    pub fn expire_after(&self) -> Duration {
+        self.window.expire_after()
+    }
+
+    /// One epoch, ⌈`expire_after` / 4⌉: the unit in which stamps age, and the slack.
+    ///
+    /// Example at [`forgotten_after`](Self::forgotten_after).
+    pub fn epoch(&self) -> Duration {
+        self.window.epoch()
+    }
+
+    /// How long after its insert a key is certainly forgotten (but for false positives):
+    /// five epochs, at most `1.25 × expire_after` (+ 4 ns of rounding).
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(3600)).capacity(1000).build()?;
+    /// assert_eq!(f.expire_after(), Duration::from_secs(3600));
+    /// assert_eq!(f.epoch(), Duration::from_secs(900));
+    /// assert_eq!(f.forgotten_after(), Duration::from_secs(4500));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn forgotten_after(&self) -> Duration {
+        self.window.forgotten_after()
+    }
+
+    /// The false-positive rate now: [`estimated_fpr_at`](Self::estimated_fpr_at) with
+    /// [`SystemTime::now`].
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn estimated_fpr(&self) -> f64 {
+        self.estimated_fpr_at(SystemTime::now())
+    }
+
+    /// The false-positive rate at `t`, from the stamps live then (reads the whole filter):
+    /// the mean over lines of `(live stamps / 128)^k`.
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn estimated_fpr_at(&self, t: SystemTime) -> f64 {
+        let k = self.num_hashes() as i32;
+        let sum: f64 = self
+            .live_per_line(t)
+            .map(|live| (live as f64 / COUNTERS_PER_BLOCK as f64).powi(k))
+            .sum();
+        sum / self.blocks.len() as f64
+    }
+
+    /// Estimated number of distinct keys with live stamps now (inserted in the last four to
+    /// five epochs), from each line's count of live stamps. Reads the whole filter.
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn estimated_len(&self) -> u64 {
+        let slots = COUNTERS_PER_BLOCK as f64;
+        let per_key = self.num_hashes() as f64 * (1.0 - 1.0 / slots).ln();
+        let n: f64 = self
+            .live_per_line(SystemTime::now())
+            .map(|live| (1.0 - live as f64 / slots).max(0.5 / slots).ln() / per_key)
+            .sum();
+        n.round() as u64
+    }
+
+    fn live_per_line(&self, t: SystemTime) -> impl Iterator<Item = u32> + '_ {
+        let e = self.epoch_at(t);
+        self.blocks.iter().map(move |b| {
+            b.words()
+                .iter()
+                .map(|w| live_slots(w.load(Relaxed), 0x1111_1111_1111_1111, &e).count_ones())
+                .sum()
+        })
+    }
+
+    /// Not public API: the key's stamps (low bit of each 4-bit stamp, per word), for the
+    /// loom models, which need keys spread over several words.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; WORDS] {
+        self.locate(key).1
+    }
+
+    /// Bytes of memory the filter occupies.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(86_400)).capacity(10_000).fpr(0.01).seed(7).build()?;
+    /// assert_eq!((f.capacity(), f.target_fpr(), f.seed()), (10_000, 0.01, 7));
+    /// assert!(f.memory_bytes() < 10_000 * 12 && f.num_lines() * 64 <= f.memory_bytes() as u64);
+    /// for i in 0..10_000u32 { f.insert(&i); }
+    /// assert!(f.estimated_fpr() < 0.01 && f.num_hashes() > 1);
+    /// assert!((9_000..11_000).contains(&f.estimated_len()));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+    }
+
+    /// Number of 64-byte lines (128 stamps each).
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn num_lines(&self) -> u64 {
+        self.layout.num_lines()
+    }
+
+    /// Stamps per key (all in one line).
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn num_hashes(&self) -> u32 {
+        self.layout.num_hashes()
+    }
+
+    /// Distinct keys per window the filter was sized for.
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The false-positive rate the filter was sized for.
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+
+    /// The 128-bit hashing key.
+    ///
+    /// Example at [`memory_bytes`](Self::memory_bytes).
+    pub fn seed(&self) -> u128 {
+        self.layout.seed()
+    }
+}
+
+/// Stamps the slots `m` of `word` with `e` (keeping stamps ahead of it); no write if nothing
+/// changes.
+#[inline]
+fn stamp(word: &AtomicU64, m: u64, e: &Epoch) {
+    // Acquire, also where nothing is written: a call that finds its slots already stamped
+    // by a racing `insert_if_absent` must see that call's earlier stamps (the proof at
+    // `insert_if_absent_at`).
+    let mut cur = word.load(Acquire);
+    loop {
+        let new = stamped(cur, m, e);
+        if new == cur {
+            return;
+        }
+        match word.compare_exchange_weak(cur, new, AcqRel, Acquire) {
+            Ok(_) => return,
+            Err(now) => cur = now,
+        }
+    }
+}
+
+impl fmt::Debug for ExpiringBloomFilter {
+    /// Parameters only: neither the stamps nor the seed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExpiringBloomFilter")
+            .field("expire_after", &self.expire_after())
+            .field("capacity", &self.capacity)
+            .field("target_fpr", &self.target_fpr)
+            .field("num_lines", &self.num_lines())
+            .field("num_hashes", &self.num_hashes())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;

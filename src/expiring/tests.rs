@@ -1,0 +1,219 @@
+//! The five guarantees of [`ExpiringBloomFilter`], with injected times.
+
+use super::*;
+use std::sync::Barrier;
+use std::time::UNIX_EPOCH;
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn filter(window: Duration, capacity: u64, fpr: f64) -> ExpiringBloomFilter {
+    ExpiringBloomFilter::builder()
+        .expire_after(window)
+        .capacity(capacity)
+        .fpr(fpr)
+        .seed(0x5eed)
+        .build()
+        .unwrap()
+}
+
+/// A time in 2020, `ns` nanoseconds into an epoch of `f`.
+fn t0(f: &ExpiringBloomFilter, ns: u64) -> SystemTime {
+    let epochs = 1_600_000_000_000_000_000 / f.epoch().as_nanos() as u64;
+    UNIX_EPOCH + Duration::from_nanos(epochs * f.epoch().as_nanos() as u64 + ns)
+}
+
+#[test]
+fn promise_1_seen_for_the_whole_window_from_any_point_of_an_epoch() {
+    for window in [Duration::from_secs(1), Duration::from_secs(2), 30 * DAY] {
+        let f = filter(window, 10_000, 0.01);
+        let e = f.epoch().as_nanos() as u64;
+        for (i, start) in [0, 1, e / 3, e - 1].into_iter().enumerate() {
+            let t = t0(&f, start) + f.epoch() * (10 * i as u32);
+            let keys: Vec<String> = (0..200).map(|k| format!("{window:?}/{i}/{k}")).collect();
+            for k in &keys {
+                assert!(f.insert_if_absent_at(k, t));
+            }
+            for d in [Duration::ZERO, window / 2, window - Duration::from_nanos(1)] {
+                assert!(
+                    keys.iter().all(|k| f.contains_at(k, t + d)),
+                    "{window:?} +{d:?}"
+                );
+                assert!(keys.iter().all(|k| !f.insert_if_absent_at(k, t + d)));
+            }
+        }
+    }
+}
+
+#[test]
+fn promise_2_forgotten_at_one_and_a_quarter_windows() {
+    let f = filter(Duration::from_secs(60), 10_000, 0.01);
+    assert!(f.forgotten_after() <= Duration::from_secs(75));
+    let t = t0(&f, 1);
+    let keys: Vec<u32> = (0..5_000).collect();
+    keys.iter().for_each(|k| f.insert_at(k, t));
+    let later = t + f.forgotten_after();
+    let still = keys.iter().filter(|k| f.contains_at(*k, later)).count();
+    // Only false positives remain: the filter is nearly empty at `later`.
+    assert!(still <= 5, "{still} of 5000 still seen");
+    let fresh = keys
+        .iter()
+        .filter(|k| f.insert_if_absent_at(*k, later))
+        .count();
+    assert!(fresh >= 4_995, "{fresh}");
+}
+
+#[test]
+fn an_insert_renews_the_window_and_a_repeat_does_not() {
+    let f = filter(Duration::from_secs(100), 1000, 0.001);
+    let t = t0(&f, 0);
+    assert!(f.insert_if_absent_at("renewed", t));
+    assert!(f.insert_if_absent_at("repeated", t));
+    let mid = t + Duration::from_secs(80);
+    f.insert_at("renewed", mid);
+    assert!(!f.insert_if_absent_at("repeated", mid));
+    let after = t + f.forgotten_after();
+    assert!(f.contains_at("renewed", after));
+    assert!(!f.contains_at("repeated", after));
+}
+
+/// Old stamps are cleared before their 4-bit value comes round again (15 epochs): without
+/// the sweep, a key would be seen again 15 epochs after its insert.
+#[test]
+fn stamps_do_not_come_back_after_fifteen_epochs() {
+    for steps in [1u32, 3, 15] {
+        let f = filter(Duration::from_secs(4), 1000, 0.01);
+        let t = t0(&f, 0);
+        let keys: Vec<u32> = (0..1000).collect();
+        keys.iter().for_each(|k| f.insert_at(k, t));
+        // Time passes in `steps` jumps (idle filter, or traffic every few epochs).
+        for s in 1..=steps {
+            f.insert_at("traffic", t + f.epoch() * (15 * s / steps));
+        }
+        let back = t + f.epoch() * 15;
+        let seen = keys.iter().filter(|k| f.contains_at(*k, back)).count();
+        assert!(seen <= 3, "{steps} steps: {seen} of 1000 came back");
+    }
+}
+
+#[test]
+fn promise_3_the_rate_holds_at_a_steady_rate_and_in_a_burst() {
+    let cap = 20_000u64;
+    let f = filter(Duration::from_secs(400), cap, 0.01);
+    let t = t0(&f, 0);
+    let probe = |at: SystemTime, tag: &str| {
+        let fp = (0..20_000)
+            .filter(|i| f.contains_at(&format!("{tag}{i}"), at))
+            .count();
+        fp as f64 / 20_000.0
+    };
+    // Steady: `cap` keys per window, for three windows.
+    let mut key = 0u64;
+    for step in 0..1200u32 {
+        let at = t + Duration::from_secs(step as u64);
+        for _ in 0..cap / 400 {
+            f.insert_at(&key, at);
+            key += 1;
+        }
+    }
+    let now = t + Duration::from_secs(1200);
+    let steady = probe(now, "steady");
+    assert!(steady < 0.01, "steady {steady}");
+    // Worst case: a whole window's keys in the last second of the next window, and the
+    // next window's at the start of the one after: both sets are live together.
+    let g = filter(Duration::from_secs(400), cap, 0.01);
+    for i in 0..cap {
+        g.insert_at(&(i, 1), t + Duration::from_secs(399));
+        g.insert_at(&(i, 2), t + Duration::from_secs(400));
+    }
+    let burst = (0..20_000)
+        .filter(|i| g.contains_at(&format!("burst{i}"), t + Duration::from_secs(401)))
+        .count() as f64
+        / 20_000.0;
+    assert!(burst < 0.012, "burst {burst}");
+    let est = g.estimated_fpr_at(t + Duration::from_secs(401));
+    assert!(
+        (burst * 0.6..burst * 1.6).contains(&est),
+        "{est} vs {burst}"
+    );
+}
+
+#[test]
+fn promise_5_time_going_backwards_keeps_keys_seen() {
+    let f = filter(Duration::from_secs(10), 1000, 0.001);
+    let t = t0(&f, 0);
+    let keys: Vec<u32> = (0..500).collect();
+    keys.iter()
+        .for_each(|k| assert!(f.insert_if_absent_at(k, t)));
+    // An NTP step back of a second, of an hour, of a year: no key is new.
+    for back in [Duration::from_secs(1), Duration::from_secs(3600), 365 * DAY] {
+        assert!(keys.iter().all(|k| !f.insert_if_absent_at(k, t - back)));
+        assert!(keys.iter().all(|k| f.contains_at(k, t - back)));
+    }
+    // And a key inserted by a caller whose clock is behind is seen by one on time.
+    assert!(f.insert_if_absent_at("late", t - Duration::from_secs(3600)));
+    assert!(f.contains_at("late", t + Duration::from_secs(9)));
+}
+
+/// Promise 4 in lock step: threads race on the same keys, their clocks up to a second
+/// apart and straddling an epoch change; each key has at most one winner.
+#[test]
+fn promise_4_one_winner_across_clocks_a_second_apart() {
+    let f = filter(Duration::from_secs(2), 100_000, 0.01);
+    let threads = 4;
+    let rounds = 2_000u64;
+    let barrier = Barrier::new(threads);
+    let base = t0(&f, 0);
+    let wins: Vec<Vec<bool>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let (f, barrier) = (&f, &barrier);
+                s.spawn(move || {
+                    let mut won = Vec::new();
+                    for r in 0..rounds {
+                        // Each round a little later; thread i's clock is i/3 s ahead.
+                        let t = base + Duration::from_millis(r * 7 + i as u64 * 333);
+                        barrier.wait();
+                        won.push(f.insert_if_absent_at(&r, t));
+                    }
+                    won
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut twice = 0;
+    let mut none = 0;
+    for r in 0..rounds as usize {
+        match wins.iter().filter(|w| w[r]).count() {
+            0 => none += 1,
+            1 => {}
+            _ => twice += 1,
+        }
+    }
+    assert_eq!(twice, 0, "keys won twice");
+    assert!(none <= 40, "{none} of {rounds} keys won by nobody");
+}
+
+#[test]
+fn the_sweep_keeps_what_a_caller_a_second_behind_may_still_read() {
+    let f = filter(Duration::from_secs(4), 1000, 0.01);
+    let t = t0(&f, 0);
+    let ms = Duration::from_millis;
+    f.insert_at("k", t + ms(900)); // seen until t + 4.9 s
+                                   // A caller a second ahead moves the newest epoch to k's fifth and sweeps...
+    f.insert_at("ahead", t + ms(5_500));
+    // ... and one on time still sees k inside its window.
+    assert!(f.contains_at("k", t + ms(4_500)));
+}
+
+#[test]
+fn the_many_forms_answer_as_one_call_at_a_time() {
+    use crate::Filter;
+    let f = filter(DAY, 1000, 0.01);
+    let keys = ["a", "b", "a", "c"];
+    let mut out = [false; 4];
+    Filter::<&str>::insert_if_absent_many(&f, &keys, &mut out);
+    assert_eq!(out, [true, true, false, true]);
+    Filter::<&str>::contains_many(&f, &["a", "d"], &mut out[..2]);
+    assert_eq!(out[..2], [true, false]);
+}

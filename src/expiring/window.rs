@@ -1,0 +1,246 @@
+//! The expiring filter's clock: times → epochs → 4-bit stamps, and which stamps are live.
+//!
+//! Time is cut into epochs of `E = ⌈W / 4⌉` ([`GENERATIONS`] to a window `W`). A slot
+//! inserted in epoch `s` holds the stamp `s mod 15 + 1` (0: empty). A caller in epoch `e`
+//! reads a stamp as
+//! * **live** if its age `e − s` is `0..=GENERATIONS` (the key is inside its window), or
+//!   `−lag..=−1` (written by a caller whose clock is up to `lag` epochs ahead);
+//! * **dead** otherwise. Dead stamps are cleared by the sweep before their value could come
+//!   round again as a live one (the mod-15 arithmetic is only unambiguous over 15 epochs).
+
+use core::time::Duration;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::Error;
+
+/// Past epochs a stamp stays live: the window is 4 epochs, so a key is remembered for its
+/// whole window and forgotten at most one epoch (25% of the window) later.
+pub(crate) const GENERATIONS: u64 = 4;
+/// Clock difference tolerated between callers of one filter (threads, processes, hosts).
+pub(crate) const SKEW: Duration = Duration::from_secs(1);
+/// Distinct nonzero stamps in a 4-bit slot.
+const STAMPS: u64 = 15;
+
+/// A window's epochs: their length and the tolerances that follow from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    expire_after: Duration,
+    /// Epoch length in nanoseconds: `⌈W / GENERATIONS⌉`, so that `GENERATIONS` epochs cover
+    /// the window (promise 1).
+    epoch_nanos: u64,
+    /// Epochs a caller may be behind the filter's newest: `⌈SKEW / E⌉`, at least 1.
+    lag: u64,
+}
+
+/// A caller's epoch, reduced for reading and writing stamps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Epoch {
+    /// The epoch number mod 15.
+    m: u64,
+    lag: u64,
+}
+
+impl Window {
+    /// The epochs of a window of `expire_after` (at least one second).
+    pub(crate) fn new(expire_after: Duration) -> Result<Self, Error> {
+        let nanos = u64::try_from(expire_after.as_nanos()).unwrap_or(u64::MAX);
+        if expire_after < SKEW || nanos == u64::MAX {
+            return Err(Error::InvalidWindow(expire_after));
+        }
+        let epoch_nanos = nanos.div_ceil(GENERATIONS);
+        let lag = (SKEW.as_nanos() as u64).div_ceil(epoch_nanos).max(1);
+        debug_assert!(lag <= GENERATIONS);
+        Ok(Window {
+            expire_after,
+            epoch_nanos,
+            lag,
+        })
+    }
+
+    /// The window asked for.
+    pub(crate) fn expire_after(&self) -> Duration {
+        self.expire_after
+    }
+
+    /// The epoch length.
+    pub(crate) fn epoch(&self) -> Duration {
+        Duration::from_nanos(self.epoch_nanos)
+    }
+
+    /// How long after its insert a key is certainly forgotten: `(GENERATIONS + 1)` epochs.
+    pub(crate) fn forgotten_after(&self) -> Duration {
+        self.epoch() * (GENERATIONS as u32 + 1)
+    }
+
+    /// Epochs a caller may be behind the newest one any caller has used.
+    pub(crate) fn lag(&self) -> u64 {
+        self.lag
+    }
+
+    /// How far past the last sweep's epoch callers may go before stamps could alias: a stamp
+    /// dead at the sweep's epoch `h` (older than `h − lag − GENERATIONS`) would read as live
+    /// to a caller at `h + margin`.
+    pub(crate) fn sweep_margin(&self) -> u64 {
+        STAMPS - GENERATIONS - 2 * self.lag
+    }
+
+    /// The epoch number of `t` (0 before 1970).
+    #[inline]
+    pub(crate) fn epoch_of(&self, t: SystemTime) -> u64 {
+        match t.duration_since(UNIX_EPOCH) {
+            // u64 nanoseconds reach the year 2554; later times saturate.
+            Ok(d) => {
+                let nanos = d
+                    .as_secs()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(d.subsec_nanos() as u64);
+                nanos / self.epoch_nanos
+            }
+            Err(_) => 0,
+        }
+    }
+
+    /// Epoch `n`, reduced.
+    #[inline]
+    pub(crate) fn at(&self, n: u64) -> Epoch {
+        Epoch {
+            m: n % STAMPS,
+            lag: self.lag,
+        }
+    }
+}
+
+impl Epoch {
+    /// The stamp this epoch writes (1..=15).
+    #[inline(always)]
+    pub(crate) fn stamp(&self) -> u64 {
+        self.m + 1
+    }
+
+    /// Age of the nonzero stamp `x` in epochs, mod 15 (0..15).
+    #[inline(always)]
+    fn age(&self, x: u64) -> u64 {
+        let s = x - 1;
+        if self.m >= s {
+            self.m - s
+        } else {
+            self.m + STAMPS - s
+        }
+    }
+
+    /// Whether stamp `x` is live for this epoch.
+    #[inline(always)]
+    pub(crate) fn is_live(&self, x: u64) -> bool {
+        x != 0 && {
+            let a = self.age(x);
+            a <= GENERATIONS || a >= STAMPS - self.lag
+        }
+    }
+
+    /// Whether stamp `x` is newer than this epoch (a caller ahead wrote it): a write keeps it.
+    #[inline(always)]
+    pub(crate) fn is_ahead(&self, x: u64) -> bool {
+        x != 0 && self.age(x) >= STAMPS - self.lag
+    }
+
+    /// Whether stamp `x` (read when this was the newest epoch, so at most this new) is live
+    /// for some caller once the newest epoch is `ahead` epochs later: callers are at most
+    /// `lag` behind the newest, so a stamp up to `lag + GENERATIONS` old then. The sweep
+    /// clears the rest.
+    #[inline(always)]
+    pub(crate) fn is_live_for_any(&self, x: u64, ahead: u64) -> bool {
+        x != 0 && self.age(x).saturating_add(ahead) <= self.lag + GENERATIONS
+    }
+}
+
+/// The stamps (low bit of each nibble) of `v` among `slots` that are live for `e`.
+#[inline(always)]
+pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
+    let mut live = 0;
+    let mut m = slots;
+    while m != 0 {
+        let shift = m.trailing_zeros();
+        m &= m - 1;
+        if e.is_live(v >> shift & 15) {
+            live |= 1 << shift;
+        }
+    }
+    live
+}
+
+/// `v` with every nibble of `slots` stamped `e`, except those already ahead of `e`.
+#[inline(always)]
+pub(crate) fn stamped(v: u64, slots: u64, e: &Epoch) -> u64 {
+    let mut out = v;
+    let mut m = slots;
+    while m != 0 {
+        let shift = m.trailing_zeros();
+        m &= m - 1;
+        if !e.is_ahead(v >> shift & 15) {
+            out = out & !(15 << shift) | e.stamp() << shift;
+        }
+    }
+    out
+}
+
+/// `v`, read when `newest` was the newest epoch, with every stamp cleared that is dead for
+/// all callers once the newest epoch is `ahead` epochs later.
+#[inline]
+pub(crate) fn swept(v: u64, newest: &Epoch, ahead: u64) -> u64 {
+    let mut out = v;
+    for i in 0..16 {
+        let x = v >> (4 * i) & 15;
+        if x != 0 && !newest.is_live_for_any(x, ahead) {
+            out &= !(15 << (4 * i));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_live_for_its_window_and_dead_one_epoch_after() {
+        for secs in [1u64, 2, 7, 3600, 30 * 86_400] {
+            let w = Window::new(Duration::from_secs(secs)).unwrap();
+            let epoch = w.epoch().as_nanos() as u64;
+            for start in [0, 1, epoch / 2, epoch - 1] {
+                let t0 = 1_000 * epoch + start;
+                let at = |ns: u64| w.at(w.epoch_of(UNIX_EPOCH + Duration::from_nanos(ns)));
+                let s = at(t0).stamp();
+                let w_ns = secs * 1_000_000_000;
+                for d in [0, 1, w_ns / 2, w_ns - 1] {
+                    assert!(at(t0 + d).is_live(s), "{secs}s window, +{d}ns");
+                }
+                let gone = w.forgotten_after().as_nanos() as u64;
+                assert!(gone as f64 <= 1.25 * w_ns as f64 + 4.0);
+                for d in [gone, gone + epoch, gone + 5 * epoch] {
+                    assert!(!at(t0 + d).is_live(s), "{secs}s window, +{d}ns");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stamps_ahead_by_the_lag_are_live_and_kept() {
+        let w = Window::new(Duration::from_secs(2)).unwrap();
+        assert_eq!(w.lag(), 2);
+        let e = w.at(100);
+        for ahead in 1..=2 {
+            let x = w.at(100 + ahead).stamp();
+            assert!(e.is_live(x) && e.is_ahead(x));
+            assert_eq!(stamped(x, 1, &e), x);
+        }
+        assert!(!e.is_live(w.at(100 - 5).stamp()));
+        assert_eq!(stamped(w.at(95).stamp(), 1, &e), e.stamp());
+    }
+
+    #[test]
+    fn windows_shorter_than_the_skew_are_refused() {
+        assert!(Window::new(Duration::from_millis(999)).is_err());
+        assert!(Window::new(Duration::MAX).is_err());
+        assert!(Window::new(Duration::from_secs(1)).unwrap().sweep_margin() >= 3);
+    }
+}
