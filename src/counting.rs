@@ -362,20 +362,13 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
-        let (k, slots) = (self.num_hashes() as i32, COUNTERS_PER_BLOCK as f64);
-        let sum: f64 = self
-            .blocks
-            .iter()
-            .map(|b| {
-                let used: u32 = b
-                    .words()
-                    .iter()
-                    .map(|w| nonzero(w.load(Relaxed)).count_ones())
-                    .sum();
-                (used as f64 / slots).powi(k)
-            })
-            .sum();
-        sum / self.blocks.len() as f64
+        let fills = self.blocks.iter().map(|b| {
+            b.words()
+                .iter()
+                .map(|w| nonzero(w.load(Relaxed)).count_ones())
+                .sum()
+        });
+        math::fpr_of_fills(fills, COUNTERS_PER_BLOCK, self.num_hashes())
     }
 
     /// Not public API: the key's counters (low bit of each 4-bit counter, per word), for the

@@ -460,12 +460,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
-        let (k, b) = (self.num_hashes() as i32, self.block_bits() as f64);
-        let sum: f64 = self
-            .block_fills()
-            .map(|ones| (ones as f64 / b).powi(k))
-            .sum();
-        sum / (self.num_bits() as f64 / b)
+        crate::math::fpr_of_fills(self.block_fills(), self.block_bits(), self.num_hashes())
     }
 }
 

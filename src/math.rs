@@ -554,5 +554,17 @@ pub fn size_counting(capacity: u64, fpr: f64) -> Result<Sizing, Error> {
     })
 }
 
+/// The false-positive rate of a blocked filter at its current fill: the mean over its blocks
+/// of `(used / slots)^k`, from each block's count of used slots (bits, counters, live
+/// stamps). Every member's `estimated_fpr`.
+pub(crate) fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32) -> f64 {
+    let (mut sum, mut blocks) = (0.0, 0u64);
+    for used in fills {
+        sum += (used as f64 / slots as f64).powi(k as i32);
+        blocks += 1;
+    }
+    sum / blocks as f64
+}
+
 #[cfg(test)]
 mod tests;

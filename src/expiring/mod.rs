@@ -382,12 +382,8 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn estimated_fpr_at(&self, t: SystemTime) -> f64 {
-        let k = self.num_hashes() as i32;
-        let sum: f64 = self
-            .live_per_line(t)
-            .map(|live| (live as f64 / COUNTERS_PER_BLOCK as f64).powi(k))
-            .sum();
-        sum / self.blocks.len() as f64
+        let fills = self.live_per_line(t);
+        crate::math::fpr_of_fills(fills, COUNTERS_PER_BLOCK, self.num_hashes())
     }
 
     /// Estimated number of distinct keys with live stamps now (inserted in the last four to
