@@ -264,7 +264,7 @@ impl AtomicBitSet {
             fpr_bits: 0,
             block_bits: 512,
         };
-        write_snapshot(out, &h, &self.blocks)
+        write_snapshot(out, &h, 0, &self.blocks)
     }
 
     /// Reads a set written by [`write_to`](Self::write_to) or [`save`](Self::save); every
@@ -275,7 +275,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
-        let (h, blocks) = read_snapshot(input, BITSET_MAGIC, |h| {
+        let (h, blocks) = read_snapshot(input, BITSET_MAGIC, 0, |h| {
             if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 || h.block_bits != 512 {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }

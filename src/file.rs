@@ -28,7 +28,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::{CHECKSUM_BYTES, GROWS, HEADER_BYTES, IN_USE, MAGIC, TRAILER_BYTES};
+use crate::format::{CHECKSUM_BYTES, EXPIRES, GROWS, HEADER_BYTES, IN_USE, MAGIC, TRAILER_BYTES};
 use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
@@ -37,22 +37,63 @@ use crate::storage::{reserve, Blocks, FileLock};
 use crate::sync::AtomicU64;
 use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
 
+/// Which filter a file holds: its flag in the header (format.rs), kept when it is sealed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A fixed-size `BloomFilter` (no flag).
+    Fixed,
+    /// A layer of a growable chain (flag [`GROWS`], live counters after the checksum).
+    Layer,
+    /// An `ExpiringBloomFilter` (flag [`EXPIRES`]; its first line is its clock).
+    Expiring,
+}
+
+impl FileKind {
+    /// The kind's flag in the header.
+    pub(crate) fn flag(self) -> u16 {
+        match self {
+            FileKind::Fixed => 0,
+            FileKind::Layer => GROWS,
+            FileKind::Expiring => EXPIRES,
+        }
+    }
+
+    /// The kind whose flag is in `flags` (`None`: unknown flags).
+    fn of_flags(flags: u16) -> Option<FileKind> {
+        match flags & !IN_USE {
+            0 => Some(FileKind::Fixed),
+            GROWS => Some(FileKind::Layer),
+            EXPIRES => Some(FileKind::Expiring),
+            _ => None,
+        }
+    }
+
+    /// The kind in words, for errors.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            FileKind::Fixed => "a fixed-size filter",
+            FileKind::Layer => "a growable filter's layer",
+            FileKind::Expiring => "an expiring filter",
+        }
+    }
+}
+
 /// What a file-backed filter keeps of its file: the open file (which holds the shared lock).
 pub(crate) struct FileState {
     /// Registered for `fork` (storage/fork.rs); dropped before `file` is closed.
     lock: FileLock,
     file: File,
-    /// A layer of a growable chain (flag [`GROWS`], live counters after the checksum).
-    grows: bool,
+    kind: FileKind,
 }
 
 /// The parameters a caller asked for, to compare with an existing file's.
 pub(crate) struct Wanted {
-    header: Header,
+    pub(crate) header: Header,
     /// Whether the caller fixed the seed (else any seed of the file is accepted).
-    seed_fixed: bool,
-    /// A growable chain's layer (else a fixed filter).
-    grows: bool,
+    pub(crate) seed_fixed: bool,
+    pub(crate) kind: FileKind,
+    /// The first line of a new file (an expiring filter's clock line), else zeros.
+    pub(crate) first_line: Option<[u8; BLOCK_BYTES]>,
 }
 
 fn io_err(e: std::io::Error, path: &Path) -> Error {
@@ -72,9 +113,9 @@ pub(crate) fn trailer_at(nblocks: u64) -> u64 {
     HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64 + BLOCK_BYTES as u64
 }
 
-/// Bytes of a filter file with `nblocks` blocks (a growable chain's layer if `grows`).
-fn file_len(nblocks: u64, grows: bool) -> Result<u64, Error> {
-    let extra = if grows {
+/// Bytes of a filter file of `kind` with `nblocks` blocks (a layer has a trailer).
+fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
+    let extra = if kind == FileKind::Layer {
         (BLOCK_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
     } else {
         CHECKSUM_BYTES as u64
@@ -99,22 +140,22 @@ impl Builder {
     ///
     /// Example at [`BloomFilter::open_file`].
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
-        self.open_file_kind(path.as_ref(), false, true)
+        self.open_file_kind(path.as_ref(), FileKind::Fixed, true)
     }
 
-    /// `open_file` for a fixed filter (`grows == false`) or a growable chain's layer; with
-    /// `create == false`, a missing file is an `Io` error of kind `NotFound`.
+    /// `open_file` for a fixed filter or a growable chain's layer; with `create == false`,
+    /// a missing file is an `Io` error of kind `NotFound`.
     pub(crate) fn open_file_kind(
         self,
         path: &Path,
-        grows: bool,
+        kind: FileKind,
         create: bool,
     ) -> Result<BloomFilter, Error> {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
         let block_bits = self.block_bits.unwrap_or(512);
         let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
-        file_len(s.blocks, grows)?;
+        file_len(s.blocks, kind)?;
         let wanted = Wanted {
             header: Header {
                 magic: MAGIC,
@@ -127,25 +168,26 @@ impl Builder {
                 block_bits,
             },
             seed_fixed: seed.is_some(),
-            grows,
+            kind,
+            first_line: None,
         };
         if create {
             open_or_create(path, &wanted)
         } else {
-            open_existing(&resolve_dangling_link(path)?, Some(&wanted), grows)
+            open_existing(&resolve_dangling_link(path)?, Some(&wanted), kind)
         }
     }
 }
 
 /// Opens `path`, creating it first if it is missing.
-fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
+pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
     let path = resolve_dangling_link(path)?;
     for _ in 0..8 {
-        match open_existing(&path, Some(wanted), wanted.grows) {
+        match open_existing(&path, Some(wanted), wanted.kind) {
             Err(Error::Io {
                 kind: ErrorKind::NotFound,
                 ..
-            }) => create(&path, &wanted.header, wanted.grows)?, // then open what is there
+            }) => create(&path, wanted)?, // then open what is there
             other => return other,
         }
     }
@@ -174,9 +216,11 @@ pub(crate) fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
     Ok(p)
 }
 
-/// Creates the file at `path` with `header` and zeroed blocks, atomically (see the module
-/// docs); `Ok` also when another process created it first.
-fn create(path: &Path, header: &Header, grows: bool) -> Result<(), Error> {
+/// Creates the file at `path` with the wanted header and zeroed blocks (but the first
+/// line, if given), atomically (see the module docs); `Ok` also when another process
+/// created it first.
+fn create(path: &Path, wanted: &Wanted) -> Result<(), Error> {
+    let header = &wanted.header;
     use crate::sync::unmodeled::{next, AtomicU64};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
@@ -203,10 +247,14 @@ fn create(path: &Path, header: &Header, grows: bool) -> Result<(), Error> {
             .open(&tmp)
             .map_err(|e| io_err(e, &tmp))?;
         // Created in use: no checksum yet (its first user writes it on close).
-        let flags = if grows { IN_USE | GROWS } else { IN_USE };
+        let flags = IN_USE | wanted.kind.flag();
         file.write_all_at(&header.encode(flags), 0)
             .map_err(|e| io_err(e, &tmp))?;
-        let len = file_len(header.nblocks, grows)?;
+        if let Some(line) = &wanted.first_line {
+            file.write_all_at(line, HEADER_BYTES as u64)
+                .map_err(|e| io_err(e, &tmp))?;
+        }
+        let len = file_len(header.nblocks, wanted.kind)?;
         file.set_len(len).map_err(|e| io_err(e, &tmp))?;
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
         file.sync_all().map_err(|e| io_err(e, &tmp))?;
@@ -235,12 +283,12 @@ pub(crate) fn peek_header(path: &Path) -> Result<(Header, u16), Error> {
     Header::decode(&bytes, MAGIC)
 }
 
-/// Opens the existing filter file at `path` — a growable chain's layer if `grows`, else a
-/// fixed filter; with `wanted`, its parameters must be those.
+/// Opens the existing filter file at `path`, which must hold a filter of `kind`; with
+/// `wanted`, its parameters must be those.
 pub(crate) fn open_existing(
     path: &Path,
     wanted: Option<&Wanted>,
-    grows: bool,
+    kind: FileKind,
 ) -> Result<BloomFilter, Error> {
     let file = OpenOptions::new()
         .read(true)
@@ -254,24 +302,17 @@ pub(crate) fn open_existing(
         .map_err(|e| io_err(e, path))?;
     let (h, flags) = Header::decode(&bytes, MAGIC)?;
     h.check_filter()?;
-    if flags & !(IN_USE | GROWS) != 0 {
+    let Some(found) = FileKind::of_flags(flags) else {
         return Err(Error::InvalidSnapshot("unknown flags in the header"));
-    }
-    let kind = |g: bool| {
-        if g {
-            "a growable filter's layer"
-        } else {
-            "a fixed-size filter"
-        }
     };
-    if (flags & GROWS != 0) != grows {
+    if found != kind {
         return Err(Error::Conflict {
             what: "kind",
-            file: kind(!grows).into(),
-            requested: kind(grows).into(),
+            file: found.name().into(),
+            requested: kind.name().into(),
         });
     }
-    let len = file_len(h.nblocks, grows)?;
+    let len = file_len(h.nblocks, kind)?;
     let meta = file.metadata().map_err(|e| io_err(e, path))?;
     let actual = meta.len();
     if actual < len {
@@ -308,7 +349,7 @@ pub(crate) fn open_existing(
     f.set_file(FileState {
         lock: FileLock::register(&file),
         file,
-        grows,
+        kind,
     });
     Ok(f)
 }
@@ -440,13 +481,13 @@ impl BloomFilter {
     /// Example at [`BloomFilter::open_file`].
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
         let path = resolve_dangling_link(path.as_ref())?;
-        open_existing(&path, None, false)
+        open_existing(&path, None, FileKind::Fixed)
     }
 
     /// The live counter at trailer offset `at` of a growable chain's layer file
     /// (`format::COUNT_AT`, `format::LAYERS_AT`); `None` for any other filter.
     pub(crate) fn chain_word(&self, at: usize) -> Option<&AtomicU64> {
-        if !self.file_state()?.grows {
+        if self.file_state()?.kind != FileKind::Layer {
             return None;
         }
         let trailer = trailer_at(self.num_lines() as u64) as usize;
@@ -503,15 +544,15 @@ impl BloomFilter {
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&e, "locking")),
         }
         let header = Header::of_filter(self);
+        let flags = state.kind.flag();
         let mut digest = Xxh3::new();
-        digest.update(&header.encode(0));
+        digest.update(&header.encode(flags));
         for_block_bytes(self.blocks(), |b| {
             digest.update(b);
             Ok(())
         })?;
         let end = HEADER_BYTES as u64 + self.num_lines() as u64 * BLOCK_BYTES as u64;
         let f = &state.file;
-        let flags: u16 = if state.grows { GROWS } else { 0 };
         f.write_all_at(&digest.digest().to_le_bytes(), end)
             .and_then(|()| f.sync_data())
             .and_then(|()| f.write_all_at(&flags.to_le_bytes(), 44))

@@ -10,7 +10,7 @@
 //! | 16 | 16 | hash key (seed, `u128`) |
 //! | 32 | 8 | number of 64-byte lines `B` (≥ 1): 512-bit blocks, or `512 / block bits` smaller blocks each |
 //! | 40 | 4 | bits set per key `k` (1..=32) |
-//! | 44 | 2 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter |
+//! | 44 | 2 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter; bit 2 ([`EXPIRES`]) in an expiring filter's file or snapshot |
 //! | 46 | 2 | version 1: 0; version 2: bits per block (64, 128 or 256) — a reader of version 1 only refuses these files (`UnsupportedVersion(2)`) |
 //! | 48 | 8 | capacity (≥ 1) |
 //! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
@@ -23,6 +23,12 @@
 //! [`TRAILER_BYTES`] of live counters, each in a cache line of its own — at trailer offset 0
 //! the keys the layer took ([`COUNT_AT`]), at 64 (used in layer 0 only) the number of layers
 //! after the first ([`LAYERS_AT`]). The checksum does not cover them.
+//!
+//! An [`ExpiringBloomFilter`](crate::ExpiringBloomFilter)'s file or snapshot (flag
+//! [`EXPIRES`]) is a filter of `B` lines whose first line is its clock:
+//! word 0 the newest epoch any user has used, word 1 one more than the epoch of the last
+//! sweep (0: none yet), word 2 the window in nanoseconds, the rest 0. Its other lines hold
+//! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
 //!
 //! All integers little-endian.
 
@@ -43,6 +49,9 @@ pub(crate) const CHECKSUM_BYTES: usize = 8;
 /// Flag (header offset 44): the file is a layer of a file-backed growable filter (its
 /// siblings hold the other layers); snapshot readers refuse it.
 pub(crate) const GROWS: u16 = 2;
+/// Flag (header offset 44): the file or snapshot holds an expiring filter; readers of the
+/// other kinds refuse it.
+pub(crate) const EXPIRES: u16 = 4;
 /// Bytes of a layer file's live counters after the checksum's padding.
 pub(crate) const TRAILER_BYTES: usize = 128;
 /// Trailer offset of a layer's key count (`u64`).

@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::format::{FORMAT_VERSION, GROWS, HEADER_BYTES, IN_USE, MAGIC};
+use crate::format::{EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, IN_USE, MAGIC};
 use crate::storage::{byte_size, Blocks};
 use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
@@ -151,14 +151,16 @@ pub(crate) fn for_block_bytes(
     Ok(())
 }
 
-/// Writes `header`, the blocks and the checksum.
+/// Writes `header` (with the kind's `flags`: 0, or [`EXPIRES`]), the blocks and the
+/// checksum.
 pub(crate) fn write_snapshot<W: Write>(
     mut out: W,
     h: &Header,
+    flags: u16,
     blocks: &[Block],
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
-    let header = h.encode(0);
+    let header = h.encode(flags);
     digest.update(&header);
     out.write_all(&header)
         .map_err(|e| Error::io(&e, "writing snapshot"))?;
@@ -172,12 +174,14 @@ pub(crate) fn write_snapshot<W: Write>(
     out.flush().map_err(|e| Error::io(&e, "writing snapshot"))
 }
 
-/// Reads a snapshot with magic `magic`: checks the magic, version and flags field, lets
+/// Reads a snapshot with magic `magic` and the kind's flags `kind` (0, or [`EXPIRES`]):
+/// checks the magic, version and flags field, lets
 /// `validate` check the other header fields *before* anything is allocated, then streams the
 /// blocks into a lazily zeroed allocation and checks the checksum and the end of input.
 pub(crate) fn read_snapshot<R: Read>(
     mut input: R,
     magic: [u8; 8],
+    kind: u16,
     validate: impl FnOnce(&Header) -> Result<(), Error>,
 ) -> Result<(Header, Blocks), Error> {
     let mut digest = Xxh3::new();
@@ -195,7 +199,14 @@ pub(crate) fn read_snapshot<R: Read>(
     if flags & IN_USE != 0 {
         return Err(Error::InUse);
     }
-    if flags != 0 {
+    if flags & EXPIRES != kind {
+        return Err(Error::InvalidSnapshot(if kind == 0 {
+            "an expiring filter: open it with ExpiringBloomFilter::load"
+        } else {
+            "not an expiring filter"
+        }));
+    }
+    if flags & !EXPIRES != 0 {
         return Err(Error::InvalidSnapshot("unknown flags in the header"));
     }
     validate(&h)?;
@@ -306,7 +317,7 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] when `out` fails.
     pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
-        write_snapshot(out, &Header::of_filter(self), self.blocks())
+        write_snapshot(out, &Header::of_filter(self), 0, self.blocks())
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save),
@@ -325,7 +336,7 @@ impl BloomFilter {
     /// assert_eq!(BloomFilter::read_from(&[0u8; 100][..]).unwrap_err(), Error::BadMagic);
     /// ```
     pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
-        let (h, blocks) = read_snapshot(input, MAGIC, Header::check_filter)?;
+        let (h, blocks) = read_snapshot(input, MAGIC, 0, Header::check_filter)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
         Ok(BloomFilter::from_parts(
             blocks,

@@ -8,29 +8,12 @@
 #![cfg(unix)]
 
 use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
+use blockbloom_workload::procs::{race, spawn_child, temp_dir, wins};
 use blockbloom_workload::{resident_bytes, url};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bb-file-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Starts this test binary as a worker: `role` and its arguments in `BB_CHILD`.
-fn spawn_child(role: &str, stdout: Stdio) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env("BB_CHILD", role)
-        .stdout(stdout)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap()
-}
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
 
 /// The worker side. `race FILE DIR PROC PROCS IDS`: open FILE, then for each chunk of the
 /// ids meet the other processes at a file barrier in DIR and `insert_if_absent` the chunk
@@ -53,7 +36,7 @@ fn child() {
                 args[5].parse().unwrap(),
             );
             let f = BloomFilter::open_file(file, ids, 0.01).unwrap();
-            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+            race(&|u, _| f.insert_if_absent(u), dir, me, procs, ids);
         }
         "race64" => {
             // The same race in a file of 64-bit blocks (the claim's compare-exchange).
@@ -69,7 +52,7 @@ fn child() {
                 .block_bits(64)
                 .open_file(file)
                 .unwrap();
-            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+            race(&|u, _| f.insert_if_absent(u), dir, me, procs, ids);
         }
         "grow-race" => {
             let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
@@ -79,7 +62,7 @@ fn child() {
                 args[5].parse().unwrap(),
             );
             let f = GrowableBloomFilter::open_file(file, 1_000, 0.01).unwrap();
-            race(&|u: &str| f.insert_if_absent(u), dir, me, procs, ids);
+            race(&|u, _| f.insert_if_absent(u), dir, me, procs, ids);
             assert!(!f.growth_failed());
             f.close().unwrap();
         }
@@ -102,32 +85,6 @@ fn child() {
             }
         }
         other => panic!("unknown child role {other}"),
-    }
-}
-
-/// A worker's race: for each chunk of 500 ids, meet the others, then offer the chunk's URLs
-/// to `claim` in the same order as everyone; write the ids won to DIR/won.PROC.
-fn race(claim: &dyn Fn(&str) -> bool, dir: &Path, me: usize, procs: usize, ids: u64) {
-    let mut won = String::new();
-    for (c, chunk) in (0..ids).collect::<Vec<_>>().chunks(500).enumerate() {
-        barrier(dir, c, me, procs);
-        for &i in chunk {
-            if claim(&url(i)) {
-                won.push_str(&format!("{i}\n"));
-            }
-        }
-    }
-    std::fs::write(dir.join(format!("won.{me}")), won).unwrap();
-}
-
-/// A barrier between processes: each writes its marker for round `round`, then waits for
-/// everyone's.
-fn barrier(dir: &Path, round: usize, me: usize, procs: usize) {
-    std::fs::write(dir.join(format!("bar.{round}.{me}")), b"").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !(0..procs).all(|p| dir.join(format!("bar.{round}.{p}")).exists()) {
-        assert!(Instant::now() < deadline, "barrier {round} timed out");
-        std::thread::yield_now();
     }
 }
 
@@ -157,13 +114,7 @@ fn processes_race_as(procs: usize, role: &str) {
     for mut c in children {
         assert!(c.wait().unwrap().success(), "a worker failed");
     }
-    let mut wins = vec![0u8; IDS as usize];
-    for p in 0..procs {
-        let text = std::fs::read_to_string(dir.join(format!("won.{p}"))).unwrap();
-        for line in text.lines() {
-            wins[line.parse::<usize>().unwrap()] += 1;
-        }
-    }
+    let wins = wins(&dir, procs, IDS);
     let twice = wins.iter().filter(|&&w| w > 1).count();
     let once = wins.iter().filter(|&&w| w == 1).count();
     assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");

@@ -4,16 +4,8 @@
 //! seed merge layer by layer (`union`).
 #![cfg(unix)]
 
-use std::path::PathBuf;
-
 use blockbloom::{Error, GrowableBloomFilter};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bb-growfiles-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use blockbloom_workload::procs::temp_dir;
 
 fn foreign_path(r: Result<GrowableBloomFilter, Error>) -> String {
     match r {

@@ -2,8 +2,8 @@
 //! `kill -9`, and saving while other threads insert.
 
 use blockbloom::{BloomFilter, Error};
+use blockbloom_workload::procs::temp_dir;
 use blockbloom_workload::{url, SplitMix64};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 fn filter(capacity: u64, seed: u128) -> BloomFilter {
@@ -19,13 +19,6 @@ fn bytes_of(f: &BloomFilter) -> Vec<u8> {
     let mut v = Vec::new();
     f.write_to(&mut v).unwrap();
     v
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blockbloom-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

@@ -77,9 +77,26 @@ impl ExpiringBuilder {
     ///
     /// Example at [`ExpiringBuilder`].
     pub fn build(self) -> Result<ExpiringBloomFilter, Error> {
-        let window = Window::new(self.expire_after.ok_or(Error::MissingWindow)?)?;
-        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
-        let seed = self.seed.unwrap_or_else(random_seed);
-        ExpiringBloomFilter::from_parts(window, capacity, self.fpr.unwrap_or(DEFAULT_FPR), seed)
+        let p = self.checked()?;
+        let seed = p.seed.unwrap_or_else(random_seed);
+        ExpiringBloomFilter::from_parts(p.window, p.capacity, p.fpr, seed)
     }
+
+    /// The parameters, checked (`build` and `open_file`).
+    pub(super) fn checked(self) -> Result<Checked, Error> {
+        Ok(Checked {
+            window: Window::new(self.expire_after.ok_or(Error::MissingWindow)?)?,
+            capacity: self.capacity.ok_or(Error::MissingCapacity)?,
+            fpr: self.fpr.unwrap_or(DEFAULT_FPR),
+            seed: self.seed,
+        })
+    }
+}
+
+/// A builder's parameters, checked; the seed if one was fixed.
+pub(super) struct Checked {
+    pub(super) window: Window,
+    pub(super) capacity: u64,
+    pub(super) fpr: f64,
+    pub(super) seed: Option<u128>,
 }

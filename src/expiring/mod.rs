@@ -1,6 +1,7 @@
 //! [`ExpiringBloomFilter`]: keys are forgotten a fixed time after their insert.
 
 mod builder;
+mod persist;
 mod window;
 
 use core::fmt;
@@ -8,7 +9,7 @@ use core::hash::Hash;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use crate::block::{BLOCK_BYTES, WORDS};
+use crate::block::{Block, BLOCK_BYTES, WORDS};
 use crate::counting::counter_mask;
 use crate::error::Error;
 use crate::layout::Layout;
@@ -18,6 +19,7 @@ use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
 };
+use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 use window::{live_slots, stamped, swept, Epoch, Window};
@@ -85,22 +87,21 @@ use window::{live_slots, stamped, swept, Epoch, Window};
 /// `capacity` keys (4-bit stamps in place of bits, sized for twice the keys): about 11 bytes
 /// per key of the window at 1%.
 pub struct ExpiringBloomFilter {
-    blocks: Blocks,
-    /// Lines of 128 four-bit stamps, placed as the counting filter's counters.
+    /// Line 0 is the clock (the words below), shared by every user, also of a file; lines
+    /// 1.. hold the stamps. In memory or a file (its format: `format.rs`).
+    lines: BloomFilter,
+    /// The stamp lines (1..): 128 four-bit stamps each, placed as the counting filter's
+    /// counters.
     layout: Layout,
     window: Window,
-    clock: Clock,
-    capacity: u64,
-    target_fpr: f64,
 }
 
-/// The epochs callers have used, shared by all of them.
-struct Clock {
-    /// The newest epoch any call has used (fetch_max).
-    newest: AtomicU64,
-    /// 1 + the epoch of the last completed sweep (0: none needed yet, the filter is empty).
-    swept: AtomicU64,
-}
+/// The clock line's words: the newest epoch any call has used (fetch_max).
+const NEWEST: usize = 0;
+/// 1 + the epoch of the last completed sweep (0: none needed yet, the filter is empty).
+const SWEPT: usize = 1;
+/// The window in nanoseconds, written at creation (a file's, checked when it is opened).
+const WINDOW: usize = 2;
 
 impl ExpiringBloomFilter {
     /// Options for a new filter: [`expire_after`](ExpiringBuilder::expire_after) and
@@ -117,20 +118,39 @@ impl ExpiringBloomFilter {
         fpr: f64,
         seed: u128,
     ) -> Result<Self, Error> {
-        // Sized for twice the keys: the live keys of 4 to 5 epochs (guarantee 3).
-        let s = crate::math::size_counting(capacity.saturating_mul(2), fpr)?;
-        let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
-        Ok(ExpiringBloomFilter {
-            blocks: Blocks::zeroed(len)?,
-            layout: Layout::from_validated(seed, s.blocks, s.hashes, 512),
+        let s = sizing(capacity, fpr)?;
+        let len =
+            usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
+        let blocks = Blocks::zeroed(len)?;
+        blocks[0].words()[WINDOW].store(window.nanos(), Relaxed);
+        let layout = Layout::from_validated(seed, s.blocks + 1, s.hashes, 512);
+        Ok(Self::from_lines(
+            BloomFilter::from_parts(blocks, layout, capacity, s.target_fpr),
             window,
-            clock: Clock {
-                newest: AtomicU64::new(0),
-                swept: AtomicU64::new(0),
-            },
-            capacity,
-            target_fpr: s.target_fpr,
-        })
+        ))
+    }
+
+    /// The filter whose clock and stamp lines are `lines` (checked by the caller).
+    fn from_lines(lines: BloomFilter, window: Window) -> Self {
+        let l = lines.layout_ref();
+        let layout = Layout::from_validated(l.seed(), l.num_lines() - 1, l.num_hashes(), 512);
+        ExpiringBloomFilter {
+            lines,
+            layout,
+            window,
+        }
+    }
+
+    /// The clock line's word `i` ([`NEWEST`], [`SWEPT`], [`WINDOW`]).
+    #[inline(always)]
+    fn clock(&self, i: usize) -> &AtomicU64 {
+        &self.lines.blocks()[0].words()[i]
+    }
+
+    /// The stamp lines.
+    #[inline(always)]
+    fn stamp_lines(&self) -> &[Block] {
+        &self.lines.blocks()[1..]
     }
 
     /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
@@ -138,7 +158,7 @@ impl ExpiringBloomFilter {
     #[inline]
     fn epoch_at(&self, t: SystemTime) -> Epoch {
         let own = self.window.epoch_of(t);
-        let newest = self.clock.newest.load(Acquire);
+        let newest = self.clock(NEWEST).load(Acquire);
         if own <= newest {
             return self
                 .window
@@ -153,22 +173,24 @@ impl ExpiringBloomFilter {
     /// once per epoch.
     #[cold]
     fn advance(&self, n: u64) -> Epoch {
-        let swept = self.clock.swept.load(Acquire);
+        let swept = self.clock(SWEPT).load(Acquire);
         let mut owed = false;
         if swept == 0 {
             // Never advanced: the filter is empty, nothing to clear.
-            let _ = self.clock.swept.compare_exchange(0, n + 1, AcqRel, Acquire);
+            let _ = self
+                .clock(SWEPT)
+                .compare_exchange(0, n + 1, AcqRel, Acquire);
         } else if n >= swept - 1 + self.window.sweep_margin() {
             // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
             // call can write `n`'s stamps.
             self.sweep(n);
-            self.clock.swept.fetch_max(n + 1, AcqRel);
+            self.clock(SWEPT).fetch_max(n + 1, AcqRel);
             owed = true;
         }
         // AcqRel: a call that reads this epoch also sees everything we did before.
-        if self.clock.newest.fetch_max(n, AcqRel) < n && !owed {
+        if self.clock(NEWEST).fetch_max(n, AcqRel) < n && !owed {
             self.sweep(n);
-            self.clock.swept.fetch_max(n + 1, AcqRel);
+            self.clock(SWEPT).fetch_max(n + 1, AcqRel);
         }
         self.window.at(n)
     }
@@ -176,14 +198,14 @@ impl ExpiringBloomFilter {
     /// Clears every stamp that is dead for all callers once the newest epoch is `target`,
     /// word by word (compare-exchange: a stamp written meanwhile is kept).
     fn sweep(&self, target: u64) {
-        for b in self.blocks.iter() {
+        for b in self.stamp_lines() {
             for w in b.words() {
                 let mut v = w.load(Acquire);
                 while v != 0 {
                     // Read after the word: every stamp in it was written at most at this
                     // epoch (a writer publishes its epoch before writing), and none is more
                     // than 15 epochs older (the margin), so each reads unambiguously.
-                    let newest = self.clock.newest.load(Acquire);
+                    let newest = self.clock(NEWEST).load(Acquire);
                     let ahead = target.saturating_sub(newest);
                     let keep = swept(v, &self.window.at(newest), ahead);
                     if keep == v {
@@ -202,7 +224,7 @@ impl ExpiringBloomFilter {
     fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
         let h = self.layout.hash(key);
         (
-            self.blocks[self.layout.locate::<9>(h).0].words(),
+            self.stamp_lines()[self.layout.locate::<9>(h).0].words(),
             counter_mask(h, self.layout.num_hashes()),
         )
     }
@@ -402,7 +424,7 @@ impl ExpiringBloomFilter {
 
     fn live_per_line(&self, t: SystemTime) -> impl Iterator<Item = u32> + '_ {
         let e = self.epoch_at(t);
-        self.blocks.iter().map(move |b| {
+        self.stamp_lines().iter().map(move |b| {
             b.words()
                 .iter()
                 .map(|w| live_slots(w.load(Relaxed), 0x1111_1111_1111_1111, &e).count_ones())
@@ -433,7 +455,7 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+        self.lines.blocks().len() * BLOCK_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 64-byte lines (128 stamps each).
@@ -454,14 +476,14 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        self.lines.capacity()
     }
 
     /// The false-positive rate the filter was sized for.
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn target_fpr(&self) -> f64 {
-        self.target_fpr
+        self.lines.target_fpr()
     }
 
     /// The 128-bit hashing key.
@@ -470,6 +492,12 @@ impl ExpiringBloomFilter {
     pub fn seed(&self) -> u128 {
         self.layout.seed()
     }
+}
+
+/// The stamp lines for `capacity` keys per window at `fpr`: sized for twice the keys, the
+/// live keys of 4 to 5 epochs (guarantee 3).
+fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Error> {
+    crate::math::size_counting(capacity.saturating_mul(2), fpr)
 }
 
 /// Stamps the slots `m` of `word` with `e` (keeping stamps ahead of it); no write if nothing
@@ -497,8 +525,8 @@ impl fmt::Debug for ExpiringBloomFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExpiringBloomFilter")
             .field("expire_after", &self.expire_after())
-            .field("capacity", &self.capacity)
-            .field("target_fpr", &self.target_fpr)
+            .field("capacity", &self.capacity())
+            .field("target_fpr", &self.target_fpr())
             .field("num_lines", &self.num_lines())
             .field("num_hashes", &self.num_hashes())
             .finish_non_exhaustive()

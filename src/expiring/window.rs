@@ -62,6 +62,12 @@ impl Window {
         self.expire_after
     }
 
+    /// The window in nanoseconds (as a file records it; [`Window::new`] of it again gives
+    /// this window).
+    pub(crate) fn nanos(&self) -> u64 {
+        self.expire_after.as_nanos() as u64
+    }
+
     /// The epoch length.
     pub(crate) fn epoch(&self) -> Duration {
         Duration::from_nanos(self.epoch_nanos)

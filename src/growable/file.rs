@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use super::{GrowableBloomFilter, GrowableBuilder, Layer, Padded, Shape, MAX_LAYERS};
 use crate::error::Error;
-use crate::file::{open_existing, peek_header, resolve_dangling_link};
+use crate::file::{open_existing, peek_header, resolve_dangling_link, FileKind};
 use crate::format::GROWS;
 use crate::format::LAYERS_AT;
 use crate::hash::KeyHasher;
@@ -123,7 +123,7 @@ impl GrowableBloomFilter {
     /// Example at [`open_file`](Self::open_file).
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let first = real_path(path.as_ref())?;
-        let layer0 = open_existing(&first, None, true)?;
+        let layer0 = open_existing(&first, None, FileKind::Layer)?;
         Self::from_first_layer(first, layer0)
     }
 
@@ -209,7 +209,7 @@ impl GrowableBloomFilter {
             .capacity(capacity)
             .fpr(fpr)
             .seed(self.shape.seed)
-            .open_file_kind(&layer_path(first, i), true, create)?;
+            .open_file_kind(&layer_path(first, i), FileKind::Layer, create)?;
         Ok(Layer {
             filter,
             count: Padded(AtomicU64::new(0)),
@@ -351,7 +351,7 @@ impl GrowableBuilder {
         // Validates the parameters the way an in-memory chain would.
         let initial_capacity = self.seed(0).build()?.initial_capacity();
         let first = real_path(path.as_ref())?;
-        let layer0 = match open_existing(&first, None, true) {
+        let layer0 = match open_existing(&first, None, FileKind::Layer) {
             Ok(f) => {
                 check_chain(&f, initial_capacity, fpr)?;
                 if seed.is_some_and(|s| s != f.seed()) {
@@ -387,7 +387,7 @@ impl GrowableBuilder {
                 if let Some(s) = seed {
                     b = b.seed(s);
                 }
-                b.open_file_kind(&first, true, true)?
+                b.open_file_kind(&first, FileKind::Layer, true)?
             }
             Err(e) => return Err(e),
         };

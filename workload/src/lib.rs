@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+pub mod procs;
+
 /// The false-positive measurement of the rate tests: `insert` URLs `0..n`, then return the
 /// share of URLs `n..n + queries` (never inserted) that `contains` reports present.
 pub fn measure_fpr(

@@ -1,0 +1,240 @@
+//! The expiring filter in a file shared by processes, and its snapshots: the format of
+//! `format.rs` with flag `EXPIRES`, the clock in the first line. The file's life (creation
+//! by hard link, `flock`, the in-use flag, sealing by the last closer) is the fixed
+//! filter's, in `src/file.rs`: an expiring filter is a `BloomFilter` of lines underneath.
+
+use core::time::Duration;
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+
+use super::window::Window;
+use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, WINDOW};
+use crate::error::Error;
+use crate::format::{EXPIRES, MAGIC};
+use crate::layout::Layout;
+use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
+use crate::sync::Ordering::Relaxed;
+use crate::BloomFilter;
+
+/// The header checks of an expiring filter beyond a plain filter's: a clock line and at
+/// least one stamp line, of 512 bits.
+fn check_header(h: &Header) -> Result<(), Error> {
+    h.check_filter()?;
+    if h.nblocks < 2 || h.block_bits != 512 {
+        return Err(Error::InvalidSnapshot(
+            "an expiring filter has 512-bit lines, at least two",
+        ));
+    }
+    Ok(())
+}
+
+/// The expiring filter made of `lines` (a clock line, then stamps), with the window its
+/// clock line records; [`Error::Conflict`] if `wanted` is another.
+fn with_window(lines: BloomFilter, wanted: Option<Window>) -> Result<ExpiringBloomFilter, Error> {
+    let nanos = lines.blocks()[0].words()[WINDOW].load(Relaxed);
+    let window = Window::new(Duration::from_nanos(nanos))
+        .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
+    if let Some(w) = wanted.filter(|w| *w != window) {
+        return Err(Error::Conflict {
+            what: "expire_after",
+            file: format!("{:?}", window.expire_after()),
+            requested: format!("{:?}", w.expire_after()),
+        });
+    }
+    Ok(ExpiringBloomFilter::from_lines(lines, window))
+}
+
+#[cfg(all(unix, not(blockbloom_loom)))]
+impl ExpiringBuilder {
+    /// Opens the expiring filter in the file at `path`, creating it (empty, recording this
+    /// window) if it is missing: one filter shared by every process that opens the path.
+    /// An existing file must have been made with the same window, capacity and rate
+    /// ([`Error::Conflict`]), and the same seed if one is fixed here.
+    ///
+    /// Everything [`BloomFilter::open_file`] promises holds: the stamps and the clock (the
+    /// newest epoch, the last sweep) are the file's bytes, mapped shared, so the guarantees
+    /// at [`ExpiringBloomFilter`] hold between processes as between threads — the epoch
+    /// change is agreed through the file, the first process to see it sweeps — and a
+    /// process killed even with `SIGKILL` loses nothing it was told was inserted.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::{Duration, SystemTime};
+    /// # let dir = std::env::temp_dir().join(format!("bb-exp-file-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("seen.bloom");
+    /// let day = Duration::from_secs(86_400);
+    /// let open = || ExpiringBloomFilter::builder().expire_after(30 * day).capacity(100_000)
+    ///     .open_file(&path);
+    /// let seen = open()?;                                   // created
+    /// let t = SystemTime::now();
+    /// assert!(seen.insert_if_absent_at("https://example.com/", t));
+    /// assert!(seen.is_file_backed());
+    /// seen.flush()?;                                        // on disk now
+    /// seen.close()?;                                        // sealed, errors reported
+    /// let again = open()?;                                  // the same stamps and clock
+    /// assert!(!again.insert_if_absent_at("https://example.com/", t + day));
+    /// assert!(again.insert_if_absent_at("https://example.com/", t + 38 * day));
+    /// // Another window is refused; the file's own parameters:
+    /// let week = ExpiringBloomFilter::builder().expire_after(7 * day).capacity(100_000);
+    /// assert!(week.open_file(&path).is_err());
+    /// assert_eq!(ExpiringBloomFilter::open_file_existing(&path)?.expire_after(), 30 * day);
+    /// # drop(again);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`build`](Self::build) and of [`BloomFilter::open_file`], and
+    /// [`Error::Conflict`] with `what` `"kind"` for a file that holds another kind of filter.
+    pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<ExpiringBloomFilter, Error> {
+        let p = self.checked()?;
+        let s = sizing(p.capacity, p.fpr)?;
+        let mut first_line = [0u8; crate::block::BLOCK_BYTES];
+        first_line[WINDOW * 8..WINDOW * 8 + 8].copy_from_slice(&p.window.nanos().to_le_bytes());
+        let wanted = crate::file::Wanted {
+            header: Header {
+                magic: MAGIC,
+                hash_id: crate::HASH_ALGORITHM_ID,
+                seed: p.seed.unwrap_or_else(crate::hash::random_seed),
+                nblocks: s.blocks + 1,
+                k: s.hashes,
+                capacity: p.capacity,
+                fpr_bits: s.target_fpr.to_bits(),
+                block_bits: 512,
+            },
+            seed_fixed: p.seed.is_some(),
+            kind: crate::file::FileKind::Expiring,
+            first_line: Some(first_line),
+        };
+        with_window(
+            crate::file::open_or_create(path.as_ref(), &wanted)?,
+            Some(p.window),
+        )
+    }
+}
+
+#[cfg(all(unix, not(blockbloom_loom)))]
+impl ExpiringBloomFilter {
+    /// The expiring filter in the existing file at `path`, with the file's own window and
+    /// parameters (see [`ExpiringBuilder::open_file`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] with kind `NotFound` if there is no such file; otherwise as
+    /// [`ExpiringBuilder::open_file`].
+    ///
+    /// Example at [`ExpiringBuilder::open_file`].
+    pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<ExpiringBloomFilter, Error> {
+        let path = crate::file::resolve_dangling_link(path.as_ref())?;
+        let lines = crate::file::open_existing(&path, None, crate::file::FileKind::Expiring)?;
+        check_header(&Header::of_filter(&lines))?;
+        with_window(lines, None)
+    }
+
+    /// Writes a file-backed filter's changed pages to the file and waits for the disk (see
+    /// [`BloomFilter::flush`]). Does nothing for a filter in memory.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the write-back fails.
+    ///
+    /// Example at [`ExpiringBuilder::open_file`].
+    pub fn flush(&self) -> Result<(), Error> {
+        self.lines.flush()
+    }
+
+    /// Closes a file-backed filter, reporting what dropping it would ignore (see
+    /// [`BloomFilter::close`]). For a filter in memory, the same as dropping it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the write-back or the checksum cannot be written.
+    ///
+    /// Example at [`ExpiringBuilder::open_file`].
+    pub fn close(self) -> Result<(), Error> {
+        self.lines.close()
+    }
+
+    /// Whether the filter is a file ([`ExpiringBuilder::open_file`]).
+    ///
+    /// Example at [`ExpiringBuilder::open_file`].
+    pub fn is_file_backed(&self) -> bool {
+        self.lines.is_file_backed()
+    }
+}
+
+impl ExpiringBloomFilter {
+    /// Writes the filter — its stamps, its clock and its window — in the snapshot format
+    /// (flag `EXPIRES`; `docs/FILES.md`) to `out`. Safe while other threads insert: inserts
+    /// that race with it may or may not be in the snapshot.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::{Duration, SystemTime};
+    /// let hour = Duration::from_secs(3600);
+    /// let f = ExpiringBloomFilter::builder().expire_after(hour).capacity(1000).build()?;
+    /// let t = SystemTime::now();
+    /// f.insert_at("https://example.com/", t);
+    /// let mut bytes = Vec::new();
+    /// f.write_to(&mut bytes)?;
+    /// let g = ExpiringBloomFilter::read_from(&bytes[..])?;
+    /// assert!(g.contains_at("https://example.com/", t + hour / 2));
+    /// assert!(!g.contains_at("https://example.com/", t + g.forgotten_after()));
+    /// assert_eq!((g.expire_after(), g.seed()), (hour, f.seed()));
+    /// // A plain filter's reader refuses it.
+    /// assert!(blockbloom::BloomFilter::read_from(&bytes[..]).is_err());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] when `out` fails.
+    pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
+        write_snapshot(
+            out,
+            &Header::of_filter(&self.lines),
+            EXPIRES,
+            self.lines.blocks(),
+        )
+    }
+
+    /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save); every
+    /// kind of damage is an error, as for [`BloomFilter::read_from`].
+    ///
+    /// Example at [`write_to`](Self::write_to).
+    pub fn read_from<R: Read>(input: R) -> Result<ExpiringBloomFilter, Error> {
+        let (h, blocks) = read_snapshot(input, MAGIC, EXPIRES, check_header)?;
+        let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
+        let lines = BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
+        with_window(lines, None)
+    }
+
+    /// Saves the filter to `path` atomically, as [`BloomFilter::save`] does.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// # let dir = std::env::temp_dir().join(format!("bb-exp-save-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(86_400)).capacity(1000).build()?;
+    /// f.insert("https://example.com/");
+    /// f.save(dir.join("seen.snapshot"))?;
+    /// assert!(ExpiringBloomFilter::load(dir.join("seen.snapshot"))?.contains("https://example.com/"));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] (the temporary file is removed).
+    pub fn save<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
+        save_atomically(path.as_ref(), |w| self.write_to(w))
+    }
+
+    /// Loads a filter saved with [`save`](Self::save); see [`read_from`](Self::read_from).
+    ///
+    /// Example at [`save`](Self::save).
+    pub fn load<P: AsRef<Path>>(path: P) -> Result<ExpiringBloomFilter, Error> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
+        ExpiringBloomFilter::read_from(BufReader::with_capacity(1 << 20, file))
+    }
+}

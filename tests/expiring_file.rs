@@ -1,0 +1,222 @@
+//! The file-backed `ExpiringBloomFilter` between OS processes: two processes racing one file
+//! through many epoch changes (and the sweeps they trigger) with clocks 0.7 s apart, a
+//! writer killed with SIGKILL, and the file reopened, sealed, refused by the other kinds'
+//! readers, and damaged.
+//!
+//! The workers are this test binary itself, started again with `BB_CHILD` set.
+#![cfg(unix)]
+
+use blockbloom::{BloomFilter, Error, ExpiringBloomFilter};
+use blockbloom_workload::procs::{race, spawn_child, temp_dir, wins};
+use blockbloom_workload::url;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const HOUR: Duration = Duration::from_secs(3600);
+/// The race's keys: 40 chunks of 500.
+const IDS: u64 = 20_000;
+/// The race's time moves on by this much per chunk: a third of an epoch (15 min of an hour
+/// window), so the 40 chunks cross 13 epoch changes and as many sweeps.
+const STEP: Duration = Duration::from_secs(300);
+
+fn open(path: &Path) -> Result<ExpiringBloomFilter, Error> {
+    ExpiringBloomFilter::builder()
+        .expire_after(HOUR)
+        .capacity(IDS)
+        .fpr(0.01)
+        .open_file(path)
+}
+
+/// The race's time for chunk `c` on worker `me`'s clock (0.7 s ahead per worker): every
+/// third chunk straddles an epoch change, worker 0 at its end and worker 1 past it.
+fn race_time(c: usize, me: usize) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_800_000_000) - Duration::from_millis(350)
+        + STEP * c as u32
+        + Duration::from_millis(700) * me as u32
+}
+
+/// The worker side. `race FILE DIR PROC PROCS`: `insert_if_absent_at` the race's chunks at
+/// the race's times; `insert FILE`: insert URLs 0, 1, 2, … now and print `id N` after each
+/// insert returned, until killed.
+#[test]
+fn child() {
+    let Ok(role) = std::env::var("BB_CHILD") else {
+        return; // a normal test run
+    };
+    let args: Vec<&str> = role.split(' ').collect();
+    match args[0] {
+        "race" => {
+            let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
+            let (me, procs): (usize, usize) = (args[3].parse().unwrap(), args[4].parse().unwrap());
+            let f = open(file).unwrap();
+            race(
+                &|u, c| f.insert_if_absent_at(u, race_time(c, me)),
+                dir,
+                me,
+                procs,
+                IDS,
+            );
+            f.close().unwrap();
+        }
+        "insert" => {
+            let f = ExpiringBloomFilter::open_file_existing(args[1]).unwrap();
+            let mut out = std::io::stdout().lock();
+            for i in 0.. {
+                f.insert(&url(i));
+                writeln!(out, "id {i}").unwrap();
+                out.flush().unwrap();
+            }
+        }
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// Two processes offer the same new URLs in the same order, meeting before every 500,
+/// while their time crosses 13 epoch changes: no URL is won twice, and afterwards the URLs
+/// of the last window are all seen and those older than 1.25 windows forgotten.
+#[test]
+fn two_processes_race_one_expiring_file_across_epoch_changes() {
+    const PROCS: usize = 2;
+    let dir = temp_dir("exp-race");
+    let file = dir.join("seen.bloom");
+    let children: Vec<_> = (0..PROCS)
+        .map(|p| {
+            let role = format!("race {} {} {p} {PROCS}", file.display(), dir.display());
+            spawn_child(&role, Stdio::null())
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a worker failed");
+    }
+    let wins = wins(&dir, PROCS, IDS);
+    let twice = wins.iter().filter(|&&w| w > 1).count();
+    let once = wins.iter().filter(|&&w| w == 1).count();
+    assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");
+    assert!(once as f64 >= IDS as f64 * 0.985, "only {once} URLs won");
+
+    // Sealed by the last worker: a snapshot of an expiring filter, refused by the others.
+    let f = ExpiringBloomFilter::load(&file).unwrap();
+    assert!(matches!(
+        BloomFilter::load(&file),
+        Err(Error::InvalidSnapshot(_))
+    ));
+    let last = 39;
+    let now = race_time(last, 0);
+    let chunk_of = |i: u64| i as usize / 500;
+    // Inserted within the window before `now` (12 chunks = 1 h): all seen.
+    let recent: Vec<u64> = (0..IDS).filter(|&i| chunk_of(i) + 12 > last).collect();
+    let missing = recent
+        .iter()
+        .filter(|&&i| !f.contains_at(&url(i), now))
+        .count();
+    assert_eq!(missing, 0, "false negatives inside the window");
+    // Inserted more than 1.25 windows (15 chunks) before `now`: forgotten.
+    let old: Vec<u64> = (0..IDS).filter(|&i| chunk_of(i) + 15 < last).collect();
+    let kept = old.iter().filter(|&&i| f.contains_at(&url(i), now)).count();
+    assert!(
+        kept < old.len() / 50,
+        "{kept} of {} old URLs still seen",
+        old.len()
+    );
+    println!("2 processes, 13 epoch changes: {once} URLs won once, 0 twice, 0 missing, {kept}/{} old kept", old.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A writer killed with SIGKILL mid-stream: every insert it reported is in the file.
+#[test]
+fn sigkill_loses_nothing_that_returned() {
+    let dir = temp_dir("exp-kill");
+    let file = dir.join("seen.bloom");
+    open(&file).unwrap().close().unwrap();
+    let mut child = spawn_child(&format!("insert {}", file.display()), Stdio::piped());
+    let mut returned = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(id) = line.unwrap().strip_prefix("id ") {
+            returned.push(id.parse::<u64>().unwrap());
+            if returned.len() == 10_000 {
+                child.kill().unwrap(); // SIGKILL
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    assert_eq!(ExpiringBloomFilter::load(&file).unwrap_err(), Error::InUse);
+    let f = ExpiringBloomFilter::open_file_existing(&file).unwrap();
+    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
+    assert_eq!(
+        lost,
+        0,
+        "{lost} of {} returned inserts lost",
+        returned.len()
+    );
+    f.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Reopened, the stamps and the clock are the file's; another window, capacity or kind is
+/// refused; a damaged window is an error, not a filter.
+#[test]
+fn reopening_keeps_stamps_and_refuses_what_it_is_not() {
+    let dir = temp_dir("exp-reopen");
+    let file = dir.join("seen.bloom");
+    let t = SystemTime::now();
+    let f = open(&file).unwrap();
+    assert!(f.insert_if_absent_at("a", t));
+    // A second handle (as another process would) sees the insert and the clock.
+    let g = open(&file).unwrap();
+    assert!(!g.insert_if_absent_at("a", t + HOUR / 2));
+    assert!(g.insert_if_absent_at("a", t + g.forgotten_after()));
+    drop((f, g));
+
+    let other_window = ExpiringBloomFilter::builder()
+        .expire_after(2 * HOUR)
+        .capacity(IDS)
+        .open_file(&file);
+    assert!(
+        matches!(
+            other_window,
+            Err(Error::Conflict {
+                what: "expire_after",
+                ..
+            })
+        ),
+        "{other_window:?}"
+    );
+    let other_capacity = ExpiringBloomFilter::builder()
+        .expire_after(HOUR)
+        .capacity(IDS + 1)
+        .open_file(&file);
+    assert!(matches!(
+        other_capacity,
+        Err(Error::Conflict {
+            what: "capacity",
+            ..
+        })
+    ));
+    assert!(matches!(
+        BloomFilter::open_file_existing(&file),
+        Err(Error::Conflict { what: "kind", .. })
+    ));
+    let plain = dir.join("plain.bloom");
+    BloomFilter::open_file(&plain, 1000, 0.01)
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(matches!(
+        ExpiringBloomFilter::open_file_existing(&plain),
+        Err(Error::Conflict { what: "kind", .. })
+    ));
+
+    // The window word (line 0, word 2) zeroed: refused on open and on load.
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[64 + 16..64 + 24].fill(0);
+    std::fs::write(&file, &bytes).unwrap();
+    assert!(matches!(
+        ExpiringBloomFilter::open_file_existing(&file),
+        Err(Error::InvalidSnapshot(_))
+    ));
+    assert!(ExpiringBloomFilter::load(&file).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
