@@ -86,7 +86,7 @@ impl Seen {
 fn state_err(path: &std::path::Path, e: blockbloom::Error) -> Failure {
     match e {
         blockbloom::Error::Conflict { .. } => Failure::Usage(format!(
-            "state {}: {e}; omit --capacity, --fpr, --block-bits and --seed to use the \
+            "state {}: {e}; omit --capacity, --fpr, --block-bits, --seed and --expire-after to use the \
              state's own",
             path.display()
         )),
@@ -265,6 +265,8 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
         (Filter::Growing(_), None) => "growable filter",
         (Filter::Fixed(_), Some(_)) => "state file",
         (Filter::Growing(_), Some(_)) => "growing state",
+        (Filter::Expiring(_), None) => "expiring filter",
+        (Filter::Expiring(_), Some(_)) => "expiring state",
     };
     let (bits, bytes) = seen.filter.size();
     let recorded = match &seen.state {

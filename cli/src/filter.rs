@@ -1,10 +1,11 @@
-//! The filters the command line works with — fixed-size or growing, in memory or a state
-//! file — behind one type, so that `dedup`, `stats` and `merge` share one dispatch.
+//! The filters the command line works with — fixed-size, growing or expiring, in memory or
+//! a state file — behind one type, so that `dedup`, `stats` and `merge` share one dispatch.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
+use blockbloom::{BloomFilter, Error, ExpiringBloomFilter, GrowableBloomFilter};
 
 use crate::Failure;
 
@@ -17,6 +18,9 @@ pub(crate) use blockbloom::StrBytes as Line;
 pub(crate) const INITIAL_CAPACITY: u64 = 100_000;
 /// The rate of a new filter when `--fpr` is not given.
 pub(crate) const DEFAULT_FPR: f64 = 0.01;
+/// Distinct lines per window of a new expiring filter when `--capacity` is not given
+/// (about 11 MB at 1%).
+pub(crate) const EXPIRING_CAPACITY: u64 = 1_000_000;
 
 /// What a new filter is made of (`dedup`'s options); `None` takes the default, or, for an
 /// existing state, the state's own.
@@ -26,24 +30,40 @@ pub(crate) struct Wanted {
     pub(crate) fpr: Option<f64>,
     pub(crate) block_bits: Option<u32>,
     pub(crate) seed: Option<u128>,
+    /// `--expire-after`: an expiring filter (never given with `block_bits`).
+    pub(crate) expire_after: Option<Duration>,
 }
 
-/// A fixed-size or a growing filter (one per run: the size difference does not matter).
+/// A fixed-size, growing or expiring filter (one per run: the size difference does not
+/// matter).
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Filter {
     Fixed(BloomFilter),
     Growing(GrowableBloomFilter),
+    Expiring(ExpiringBloomFilter),
 }
 
-/// The builders of a new filter made of `w`: fixed-size with a capacity, else growing.
+/// The builders of a new filter made of `w`: expiring with a window, else fixed-size with a
+/// capacity, else growing.
 enum NewFilter {
     Fixed(blockbloom::Builder),
     Growing(blockbloom::GrowableBuilder),
+    Expiring(blockbloom::ExpiringBuilder),
 }
 
 impl NewFilter {
     fn of(w: &Wanted) -> NewFilter {
         let fpr = w.fpr.unwrap_or(DEFAULT_FPR);
+        if let Some(window) = w.expire_after {
+            let b = ExpiringBloomFilter::builder()
+                .expire_after(window)
+                .capacity(w.capacity.unwrap_or(EXPIRING_CAPACITY))
+                .fpr(fpr);
+            return NewFilter::Expiring(match w.seed {
+                Some(s) => b.seed(s),
+                None => b,
+            });
+        }
         match w.capacity {
             Some(c) => {
                 let b = BloomFilter::builder()
@@ -74,6 +94,7 @@ impl Filter {
         Ok(match NewFilter::of(w) {
             NewFilter::Fixed(b) => Filter::Fixed(b.build()?),
             NewFilter::Growing(b) => Filter::Growing(b.build()?),
+            NewFilter::Expiring(b) => Filter::Expiring(b.build()?),
         })
     }
 
@@ -87,6 +108,7 @@ impl Filter {
             return Ok(match NewFilter::of(w) {
                 NewFilter::Fixed(b) => Filter::Fixed(b.open_file(path)?),
                 NewFilter::Growing(b) => Filter::Growing(b.open_file(path)?),
+                NewFilter::Expiring(b) => Filter::Expiring(b.open_file(path)?),
             });
         };
         state.check(w)?;
@@ -102,7 +124,27 @@ impl Filter {
                 requested,
             })
         };
+        match (self, w.expire_after) {
+            (Filter::Expiring(e), Some(d)) if e.expire_after() != d => {
+                return conflict(
+                    "expire-after",
+                    human_duration(e.expire_after()),
+                    human_duration(d),
+                )
+            }
+            (Filter::Fixed(_) | Filter::Growing(_), Some(d)) => {
+                return conflict(
+                    "kind",
+                    "a filter that never forgets (made without --expire-after)".into(),
+                    format!("expire-after {}", human_duration(d)),
+                )
+            }
+            _ => {}
+        }
         match (self, w.capacity) {
+            (Filter::Expiring(e), Some(c)) if e.capacity() != c => {
+                return conflict("capacity", e.capacity().to_string(), c.to_string())
+            }
             (Filter::Growing(_), Some(c)) => {
                 return conflict(
                     "kind",
@@ -137,7 +179,12 @@ impl Filter {
         match GrowableBloomFilter::open_file_existing(path) {
             Ok(g) => Ok(Some(Filter::Growing(g))),
             Err(Error::Conflict { what: "kind", .. }) => {
-                Ok(Some(Filter::Fixed(BloomFilter::open_file_existing(path)?)))
+                match BloomFilter::open_file_existing(path) {
+                    Err(Error::Conflict { what: "kind", .. }) => Ok(Some(Filter::Expiring(
+                        ExpiringBloomFilter::open_file_existing(path)?,
+                    ))),
+                    f => Ok(Some(Filter::Fixed(f?))),
+                }
             }
             Err(Error::Io {
                 kind: io::ErrorKind::NotFound,
@@ -156,9 +203,12 @@ impl Filter {
         let fail = |e: Error| Failure::Io(format!("{}: {e}", path.display()));
         match BloomFilter::load(path) {
             Ok(f) => Ok(Filter::Fixed(f)),
-            Err(Error::InUse) => Ok(Filter::Fixed(
-                BloomFilter::open_file_existing(path).map_err(fail)?,
-            )),
+            Err(Error::InUse) => Ok(Filter::open_existing(path, true)
+                .map_err(fail)?
+                .expect("must_exist")),
+            Err(Error::InvalidSnapshot(why)) if why.contains("ExpiringBloomFilter") => Ok(
+                Filter::Expiring(ExpiringBloomFilter::load(path).map_err(fail)?),
+            ),
             Err(Error::InvalidSnapshot(why)) if why.contains("GrowableBloomFilter") => {
                 if let Some(first) = first_layer_of(path) {
                     return Err(Failure::Io(format!(
@@ -186,6 +236,7 @@ impl Filter {
         match self {
             Filter::Fixed(f) => f,
             Filter::Growing(g) => g,
+            Filter::Expiring(e) => e,
         }
     }
 
@@ -193,13 +244,14 @@ impl Filter {
         match self {
             Filter::Fixed(f) => f.seed(),
             Filter::Growing(g) => g.seed(),
+            Filter::Expiring(e) => e.seed(),
         }
     }
 
     fn block_bits(&self) -> u32 {
         match self {
             Filter::Fixed(f) => f.block_bits(),
-            Filter::Growing(_) => 512,
+            Filter::Growing(_) | Filter::Expiring(_) => 512,
         }
     }
 
@@ -208,6 +260,7 @@ impl Filter {
         match self {
             Filter::Fixed(f) => (f.num_bits(), f.memory_bytes()),
             Filter::Growing(g) => (8 * g.memory_bytes() as u64, g.memory_bytes()),
+            Filter::Expiring(e) => (512 * e.num_lines(), e.memory_bytes()),
         }
     }
 
@@ -216,6 +269,7 @@ impl Filter {
         match self {
             Filter::Fixed(f) => f.close(),
             Filter::Growing(g) => g.close(),
+            Filter::Expiring(e) => e.close(),
         }
     }
 
@@ -229,6 +283,14 @@ impl Filter {
                 f.capacity(),
                 100.0 * f.estimated_fpr(),
                 100.0 * f.target_fpr()
+            )),
+            Filter::Expiring(e) if e.estimated_fpr() > e.target_fpr() => Some(format!(
+                "{what} has seen more distinct lines per window than its capacity ({}): its \
+                 false-positive rate is now {:.4}% (target {}%); start a new state with a \
+                 larger --capacity",
+                e.capacity(),
+                100.0 * e.estimated_fpr(),
+                100.0 * e.target_fpr()
             )),
             _ => None,
         }
@@ -252,4 +314,50 @@ fn first_layer_of(path: &Path) -> Option<PathBuf> {
     };
     let layers = chain.layer_paths();
     layers[1..].iter().any(|l| same(l, path)).then_some(first)
+}
+
+/// `d` in the units `--expire-after` takes: "30d", "2h 30m", "1.5s".
+pub(crate) fn human_duration(d: Duration) -> String {
+    let mut secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    if secs < 60 || nanos != 0 {
+        return format!("{}s", d.as_secs_f64());
+    }
+    let mut parts = Vec::new();
+    for (unit, len) in [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)] {
+        if secs >= len {
+            parts.push(format!("{}{unit}", secs / len));
+            secs %= len;
+        }
+    }
+    parts.join(" ")
+}
+
+/// "30d", "12h", "90m", "2s", "1.5h", "45" (seconds) -> a duration, as GNU `timeout` takes.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        'd' => 86_400.0,
+        _ => {
+            return Err(format!(
+                "unknown unit in {s:?}: use s, m, h or d (like 30d)"
+            ))
+        }
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v * scale >= 1.0 => {
+            Duration::try_from_secs_f64(v * scale).map_err(|_| format!("too long: {s:?}"))
+        }
+        Ok(v) if v.is_finite() && v >= 0.0 => Err(format!(
+            "{s:?} is shorter than 1s, the clock difference tolerated between runs"
+        )),
+        _ => Err(format!("not a duration: {s:?} (like 30d, 12h, 90m or 2s)")),
+    }
 }

@@ -67,6 +67,12 @@ enum Cmd {
         /// merged with `merge` need one seed; an existing state refuses another.
         #[arg(long, value_parser = parse_seed)]
         seed: Option<u128>,
+        /// Forget lines after this long (units s, m, h, d: 30d, 12h, 90m; at least 1s): a
+        /// line seen within it is not printed, one last printed longer ago is printed again
+        /// (at most 25% later). --capacity is then the distinct lines per window (default
+        /// 1M). A new --state records its window; an existing one refuses another.
+        #[arg(long, value_parser = filter::parse_duration, conflicts_with = "block_bits")]
+        expire_after: Option<std::time::Duration>,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a
         /// cheap hash of their bytes, so every copy of a line goes to the same thread, in
         /// input order: the first occurrence is still the one printed.
@@ -101,7 +107,8 @@ enum Cmd {
         table: bool,
     },
     /// Show a snapshot's or state's parameters, fill, estimated count and false-positive
-    /// rate (for a growing state, its layer files).
+    /// rate (for a growing state, its layer files; for an expiring one, its window and the
+    /// age of its oldest generation).
     Stats {
         /// Snapshot or state file (a growing state's first file).
         file: PathBuf,
@@ -209,6 +216,7 @@ fn main() -> ExitCode {
             block_bits,
             state,
             seed,
+            expire_after,
             threads,
             stats,
         } => dedup::run(dedup::Options {
@@ -218,6 +226,7 @@ fn main() -> ExitCode {
                 fpr,
                 block_bits,
                 seed,
+                expire_after,
             },
             state,
             threads: threads as usize,

@@ -18,6 +18,16 @@ pub(crate) fn run(out: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
         .iter()
         .map(|p| Filter::inspect(p))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some((p, _)) = inputs
+        .iter()
+        .zip(&filters)
+        .find(|(_, f)| matches!(f, Filter::Expiring(_)))
+    {
+        return Err(Failure::Io(format!(
+            "{} is an expiring state: merge combines fixed-size or growing ones only",
+            p.display()
+        )));
+    }
     let seed = filters[0].seed();
     if let Some((p, f)) = inputs.iter().zip(&filters).find(|(_, f)| f.seed() != seed) {
         return Err(Failure::Io(format!(
@@ -38,6 +48,7 @@ pub(crate) fn run(out: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
         ))
     };
     match &filters[0] {
+        Filter::Expiring(_) => unreachable!("refused above"),
         Filter::Fixed(acc) => {
             for (p, f) in inputs.iter().zip(&filters).skip(1) {
                 let Filter::Fixed(f) = f else {

@@ -3,9 +3,11 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use blockbloom::{BloomFilter, GrowableBloomFilter};
+use std::time::{Duration, SystemTime};
 
-use crate::filter::Filter;
+use blockbloom::{BloomFilter, ExpiringBloomFilter, GrowableBloomFilter};
+
+use crate::filter::{human_duration, Filter};
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(file: &Path) -> Result<(), Failure> {
@@ -15,6 +17,7 @@ pub(crate) fn run(file: &Path) -> Result<(), Failure> {
     let s = match Filter::inspect(file)? {
         Filter::Fixed(f) => fixed(file, &f),
         Filter::Growing(g) => growing(file, &g),
+        Filter::Expiring(e) => expiring(file, &e),
     };
     io::stdout()
         .lock()
@@ -59,5 +62,36 @@ fn growing(file: &Path, g: &GrowableBloomFilter) -> String {
         g.target_fpr(),
         g.estimated_len(),
         100.0 * g.estimated_fpr()
+    )
+}
+
+fn expiring(file: &Path, e: &ExpiringBloomFilter) -> String {
+    let oldest = match e.oldest_generation_start() {
+        Some(t) => {
+            let age = SystemTime::now().duration_since(t).unwrap_or_default();
+            format!(
+                "started {} ago",
+                human_duration(Duration::from_secs(age.as_secs()))
+            )
+        }
+        None => "none (never used)".into(),
+    };
+    format!(
+        "file {} (expiring)\nwindow {} (epochs of {}; forgotten after {} at most)\n\
+         oldest generation {}\nlines {} of 128 stamps, hashes {}, memory {}\n\
+         capacity {} per window, target fpr {}\nestimated distinct keys live {}\n\
+         estimated fpr now {:.6}%\n",
+        file.display(),
+        human_duration(e.expire_after()),
+        human_duration(e.epoch()),
+        human_duration(e.forgotten_after()),
+        oldest,
+        e.num_lines(),
+        e.num_hashes(),
+        human_bytes(e.memory_bytes() as f64),
+        e.capacity(),
+        e.target_fpr(),
+        e.estimated_len(),
+        100.0 * e.estimated_fpr()
     )
 }

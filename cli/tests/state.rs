@@ -336,6 +336,17 @@ fn three_runs_at_once_print_each_line_once() {
     runs_at_once("three", &["--capacity", "1M", "--fpr", "1e-5"], 3, false);
 }
 
+/// The same through an expiring state (the runs name no window: the state's own).
+#[test]
+fn runs_at_once_share_an_expiring_state() {
+    runs_at_once(
+        "exp2",
+        &["--expire-after", "1h", "--capacity", "1M", "--fpr", "1e-4"],
+        2,
+        false,
+    );
+}
+
 /// The same through a growing state (first layer 100,000 lines): the runs grow it while
 /// they race.
 #[test]

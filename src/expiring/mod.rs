@@ -102,6 +102,8 @@ const NEWEST: usize = 0;
 const SWEPT: usize = 1;
 /// The window in nanoseconds, written at creation (a file's, checked when it is opened).
 const WINDOW: usize = 2;
+/// 1 + the first epoch any call used (0: never used).
+const FIRST: usize = 3;
 
 impl ExpiringBloomFilter {
     /// Options for a new filter: [`expire_after`](ExpiringBuilder::expire_after) and
@@ -177,6 +179,9 @@ impl ExpiringBloomFilter {
         let mut owed = false;
         if swept == 0 {
             // Never advanced: the filter is empty, nothing to clear.
+            let _ = self
+                .clock(FIRST)
+                .compare_exchange(0, n + 1, Relaxed, Relaxed);
             let _ = self
                 .clock(SWEPT)
                 .compare_exchange(0, n + 1, AcqRel, Acquire);
@@ -389,6 +394,28 @@ impl ExpiringBloomFilter {
     /// ```
     pub fn forgotten_after(&self) -> Duration {
         self.window.forgotten_after()
+    }
+
+    /// When the oldest generation of stamps still live now began: the start of the epoch
+    /// four before the current one, or of the filter's first use if that is later; `None`
+    /// if no call has used the filter yet. Keys inserted since then can still be seen.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::{Duration, SystemTime};
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(3600)).capacity(1000).build()?;
+    /// assert_eq!(f.oldest_generation_start(), None);
+    /// f.insert("https://example.com/");
+    /// let started = f.oldest_generation_start().unwrap();
+    /// assert!(started <= SystemTime::now() && started + f.epoch() > SystemTime::now());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn oldest_generation_start(&self) -> Option<SystemTime> {
+        let first = self.clock(FIRST).load(Relaxed).checked_sub(1)?;
+        let now = self.window.epoch_of(SystemTime::now());
+        let oldest = first.max(now.saturating_sub(window::GENERATIONS));
+        Some(std::time::UNIX_EPOCH + self.window.start_of(oldest))
     }
 
     /// The false-positive rate now: [`estimated_fpr_at`](Self::estimated_fpr_at) with

@@ -106,6 +106,11 @@ impl Window {
         }
     }
 
+    /// Time from 1970 to the start of epoch `n`.
+    pub(crate) fn start_of(&self, n: u64) -> Duration {
+        Duration::from_nanos(n.saturating_mul(self.epoch_nanos))
+    }
+
     /// Epoch `n`, reduced.
     #[inline]
     pub(crate) fn at(&self, n: u64) -> Epoch {

@@ -1,0 +1,133 @@
+//! `dedup --expire-after`: lines forgotten after the window, across runs of one state; the
+//! state records its window and refuses another; `stats` shows the window and the oldest
+//! generation; `merge` refuses expiring states. (Runs at once on an expiring state:
+//! `state.rs`.)
+
+mod common;
+use common::*;
+
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_line_is_new_again_after_the_window_and_not_within_it() {
+    let dir = temp_dir("expire");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let input = lines_of(0..2000);
+    let args = state_args(state, &["--expire-after", "2s"]);
+    let started = Instant::now();
+    let first = run(&args, input.as_bytes());
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(
+        first.stdout,
+        input.as_bytes(),
+        "the first run prints every line"
+    );
+    let second = run(&args, input.as_bytes());
+    let within = started.elapsed();
+    assert!(second.status.success());
+    assert!(
+        within < Duration::from_secs(2),
+        "the second run ended {within:?} after the first began"
+    );
+    assert_eq!(
+        count_lines(&second.stdout),
+        0,
+        "a second run within 2 s prints nothing"
+    );
+    // The state's own window without --expire-after, still within it.
+    assert_eq!(
+        count_lines(&run(&state_args(state, &[]), input.as_bytes()).stdout),
+        0
+    );
+
+    std::thread::sleep(Duration::from_secs(3).saturating_sub(started.elapsed()));
+    let third = run(&args, input.as_bytes());
+    assert!(third.status.success());
+    assert_eq!(
+        third.stdout,
+        input.as_bytes(),
+        "after 3 s every line is printed again"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn stats_show_the_window_and_the_oldest_generation() {
+    let dir = temp_dir("expire-stats");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    run(
+        &state_args(state, &["--expire-after", "30d", "--capacity", "10k"]),
+        lines_of(0..100).as_bytes(),
+    );
+    let out = run(&["stats", state], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(expiring)"), "{text}");
+    assert!(
+        text.contains("window 30d (epochs of 7d 12h; forgotten after 37d 12h at most)"),
+        "{text}"
+    );
+    assert!(text.contains("oldest generation started "), "{text}");
+    assert!(text.contains("capacity 10000 per window"), "{text}");
+    assert!(text.contains("estimated distinct keys live 100"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_state_refuses_another_window_and_kind() {
+    let dir = temp_dir("expire-refuse");
+    let exp = dir.join("e.bloom");
+    let exp = exp.to_str().unwrap();
+    let plain = dir.join("p.bloom");
+    let plain = plain.to_str().unwrap();
+    let input = lines_of(0..10);
+    assert!(run(
+        &state_args(exp, &["--expire-after", "1h"]),
+        input.as_bytes()
+    )
+    .status
+    .success());
+    assert!(run(&state_args(plain, &[]), input.as_bytes())
+        .status
+        .success());
+
+    let other = run(
+        &state_args(exp, &["--expire-after", "2h"]),
+        input.as_bytes(),
+    );
+    assert_eq!(other.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("expire-after 1h, but 2h was asked for")
+    );
+    assert!(other.stdout.is_empty());
+    let kind = run(
+        &state_args(plain, &["--expire-after", "1h"]),
+        input.as_bytes(),
+    );
+    assert_eq!(kind.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&kind.stderr).contains("never forgets"));
+    for bad in [
+        &["--expire-after", "0.5s"][..],
+        &["--expire-after", "3x"],
+        &["--expire-after", "1h", "--block-bits", "64"],
+    ] {
+        let out = run(&[&["dedup"][..], bad].concat(), input.as_bytes());
+        assert_eq!(out.status.code(), Some(1), "{bad:?}");
+        assert!(out.stdout.is_empty());
+    }
+    let merged = dir.join("m.bloom");
+    let merge = run(&["merge", merged.to_str().unwrap(), exp, plain], b"");
+    assert_eq!(merge.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&merge.stderr).contains("is an expiring state"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
