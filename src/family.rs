@@ -174,7 +174,7 @@ macro_rules! filter_impl {
 filter_impl!(BloomFilter, batched);
 filter_impl!(GrowableBloomFilter, growing);
 filter_impl!(CountingBloomFilter);
-filter_impl!(ExpiringBloomFilter);
+filter_impl!(ExpiringBloomFilter, batched);
 
 /// `impl HashedFilter` for a member with the hashed forms as inherent methods.
 macro_rules! hashed_impl {

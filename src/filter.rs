@@ -487,6 +487,7 @@ impl fmt::Debug for BloomFilter {
 }
 
 mod batch;
+pub(crate) use batch::pipeline;
 
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {

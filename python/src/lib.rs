@@ -3,13 +3,15 @@
 //! `&str` of its UTF-8 bytes, and `bytes` exactly like a `str` with those bytes, so a state
 //! written by `blockbloom dedup` or a Rust program answers the same here.
 //!
-//! One file per class (`bloom.rs`, `growable.rs`, `counting.rs`, `bitset.rs`, `redis.rs`),
+//! One file per class (`bloom.rs`, `growable.rs`, `counting.rs`, `expiring.rs`, `bitset.rs`,
+//! `redis.rs`),
 //! with what they share in `keys.rs` (keys and batches) and `errors.rs` (exceptions).
 
 mod bitset;
 mod bloom;
 mod counting;
 mod errors;
+mod expiring;
 mod growable;
 mod keys;
 mod redis;
@@ -18,6 +20,7 @@ pub(crate) use bitset::AtomicBitSet;
 pub(crate) use bloom::BloomFilter;
 pub(crate) use counting::CountingBloomFilter;
 pub(crate) use errors::*;
+pub(crate) use expiring::ExpiringBloomFilter;
 pub(crate) use growable::GrowableBloomFilter;
 pub(crate) use keys::*;
 pub(crate) use redis::RedisBloomFilter;
@@ -29,6 +32,7 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BloomFilter>()?;
     m.add_class::<GrowableBloomFilter>()?;
     m.add_class::<CountingBloomFilter>()?;
+    m.add_class::<ExpiringBloomFilter>()?;
     m.add_class::<AtomicBitSet>()?;
     m.add_class::<RedisBloomFilter>()?;
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;

@@ -1,5 +1,6 @@
 //! [`ExpiringBloomFilter`]: keys are forgotten a fixed time after their insert.
 
+mod batch;
 mod builder;
 mod persist;
 mod window;
@@ -225,11 +226,17 @@ impl ExpiringBloomFilter {
         }
     }
 
+    /// The stamp line of the key hashed to `h`.
     #[inline(always)]
-    fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
-        let h = self.layout.hash(key);
+    fn line_of(&self, h: u64) -> &Block {
+        &self.stamp_lines()[self.layout.locate::<9>(h).0]
+    }
+
+    /// The key's words and its stamps in each (the low bit of each of its 4-bit slots).
+    #[inline(always)]
+    fn locate(&self, h: u64) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
         (
-            self.stamp_lines()[self.layout.locate::<9>(h).0].words(),
+            self.line_of(h).words(),
             counter_mask(h, self.layout.num_hashes()),
         )
     }
@@ -248,12 +255,17 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        let e = self.epoch_at(t);
-        let (words, m) = self.locate(key);
+        self.contains_in(self.layout.hash(key), &self.epoch_at(t))
+    }
+
+    /// `contains` of the key hashed to `h`, in epoch `e`.
+    #[inline]
+    fn contains_in(&self, h: u64, e: &Epoch) -> bool {
+        let (words, m) = self.locate(h);
         words
             .iter()
             .zip(m)
-            .all(|(w, m)| live_slots(w.load(Relaxed), m, &e) == m)
+            .all(|(w, m)| live_slots(w.load(Relaxed), m, e) == m)
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
@@ -269,11 +281,16 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
-        let e = self.epoch_at(t);
-        let (words, m) = self.locate(key);
+        self.insert_in(self.layout.hash(key), &self.epoch_at(t))
+    }
+
+    /// `insert` of the key hashed to `h`, in epoch `e`.
+    #[inline]
+    fn insert_in(&self, h: u64, e: &Epoch) {
+        let (words, m) = self.locate(h);
         for (w, m) in words.iter().zip(m) {
             if m != 0 {
-                stamp(w, m, &e);
+                stamp(w, m, e);
             }
         }
     }
@@ -329,14 +346,19 @@ impl ExpiringBloomFilter {
     ///
     /// [`CountingBloomFilter::insert_if_absent`]: crate::CountingBloomFilter::insert_if_absent
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        let e = self.epoch_at(t);
-        let (words, m) = self.locate(key);
+        self.insert_if_absent_in(self.layout.hash(key), &self.epoch_at(t))
+    }
+
+    /// `insert_if_absent` of the key hashed to `h`, in epoch `e` (the protocol above).
+    #[inline]
+    fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
+        let (words, m) = self.locate(h);
         let mut top = None;
         let mut dead_top = 0;
         for (w, (word, m)) in words.iter().zip(m).enumerate() {
             if m != 0 {
                 // Acquire: pairs with the AcqRel write of whoever stamped what we read.
-                let dead = m & !live_slots(word.load(Acquire), m, &e);
+                let dead = m & !live_slots(word.load(Acquire), m, e);
                 if dead != 0 {
                     top = Some(w);
                     dead_top = dead;
@@ -349,16 +371,16 @@ impl ExpiringBloomFilter {
         let t = 1u64 << (63 - dead_top.leading_zeros()); // low bit of the highest dead stamp
         for (w, (word, m)) in words.iter().zip(m).enumerate() {
             if m != 0 && w != top {
-                stamp(word, m, &e);
+                stamp(word, m, e);
             }
         }
         let word = &words[top];
         let mut cur = word.load(Acquire);
         loop {
-            if live_slots(cur, t, &e) != 0 {
+            if live_slots(cur, t, e) != 0 {
                 return false; // another call stamped `t` first
             }
-            match word.compare_exchange_weak(cur, stamped(cur, m[top], &e), AcqRel, Acquire) {
+            match word.compare_exchange_weak(cur, stamped(cur, m[top], e), AcqRel, Acquire) {
                 Ok(_) => return true,
                 Err(now) => cur = now,
             }
@@ -464,7 +486,7 @@ impl ExpiringBloomFilter {
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; WORDS] {
-        self.locate(key).1
+        self.locate(self.layout.hash(key)).1
     }
 
     /// Bytes of memory the filter occupies.

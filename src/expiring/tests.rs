@@ -217,3 +217,41 @@ fn the_many_forms_answer_as_one_call_at_a_time() {
     Filter::<&str>::contains_many(&f, &["a", "d"], &mut out[..2]);
     assert_eq!(out[..2], [true, false]);
 }
+
+/// The batched forms answer and stamp exactly what one call per key does, across an epoch
+/// change and with keys repeated within a batch.
+#[test]
+fn batches_answer_as_single_calls() {
+    let (a, b) = (filter(DAY, 5_000, 0.01), filter(DAY, 5_000, 0.01));
+    let mut rng = 7u64;
+    for round in 0..12u32 {
+        let t = t0(&a, 0) + DAY / 8 * round;
+        let keys: Vec<u64> = (0..3_000)
+            .map(|_| {
+                rng = rng
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                rng >> 52 // 4,096 distinct keys: many repeats within and across batches
+            })
+            .collect();
+        let mut batched = vec![false; keys.len()];
+        a.insert_if_absent_many_at(&keys, t, &mut batched);
+        let single: Vec<bool> = keys.iter().map(|k| b.insert_if_absent_at(k, t)).collect();
+        assert_eq!(batched, single, "round {round}");
+        a.insert_many_at(&keys[..100], t);
+        keys[..100].iter().for_each(|k| b.insert_at(k, t));
+        let later = t + DAY / 3;
+        let mut found = vec![false; keys.len()];
+        a.contains_many_at(&keys, later, &mut found);
+        let single: Vec<bool> = keys.iter().map(|k| b.contains_at(k, later)).collect();
+        assert_eq!(found, single, "round {round}");
+    }
+    let words = |f: &ExpiringBloomFilter| -> Vec<u64> {
+        f.lines
+            .blocks()
+            .iter()
+            .flat_map(|l| l.words().iter().map(|w| w.load(Relaxed)))
+            .collect()
+    };
+    assert_eq!(words(&a), words(&b), "the same stamps and clock");
+}

@@ -186,26 +186,42 @@ impl BloomFilter {
         }
     }
 
-    /// Software pipeline: hash key `i + PREFETCH_DISTANCE` and prefetch its block, then run
-    /// `op` on key `i`, whose block was prefetched `PREFETCH_DISTANCE` keys ago.
+    /// [`pipeline`] with this filter's hash and blocks.
     #[inline(always)]
-    fn pipelined<K: Hash>(&self, keys: &[K], write: bool, mut op: impl FnMut(usize, u64)) {
-        const D: usize = PREFETCH_DISTANCE;
-        let mut ring = [0u64; D];
-        let prefetch = |h: u64| self.prefetch(h, write);
-        for (slot, key) in ring.iter_mut().zip(keys) {
-            *slot = self.layout.hash(key);
+    fn pipelined<K: Hash>(&self, keys: &[K], write: bool, op: impl FnMut(usize, u64)) {
+        pipeline(
+            keys,
+            |k| self.layout.hash(k),
+            |h| self.prefetch(h, write),
+            op,
+        )
+    }
+}
+
+/// Software pipeline of every batched path (the expiring filter's too): hash key
+/// `i + PREFETCH_DISTANCE` and `prefetch` its line, then run `op` on key `i`, whose line was
+/// prefetched `PREFETCH_DISTANCE` keys ago.
+#[inline(always)]
+pub(crate) fn pipeline<K: Hash>(
+    keys: &[K],
+    hash: impl Fn(&K) -> u64,
+    prefetch: impl Fn(u64),
+    mut op: impl FnMut(usize, u64),
+) {
+    const D: usize = PREFETCH_DISTANCE;
+    let mut ring = [0u64; D];
+    for (slot, key) in ring.iter_mut().zip(keys) {
+        *slot = hash(key);
+        prefetch(*slot);
+    }
+    for i in 0..keys.len() {
+        let slot = &mut ring[i % D];
+        let h = *slot;
+        if let Some(ahead) = keys.get(i + D) {
+            *slot = hash(ahead);
             prefetch(*slot);
         }
-        for i in 0..keys.len() {
-            let slot = &mut ring[i % D];
-            let h = *slot;
-            if let Some(ahead) = keys.get(i + D) {
-                *slot = self.layout.hash(ahead);
-                prefetch(*slot);
-            }
-            op(i, h);
-        }
+        op(i, h);
     }
 }
 

@@ -1,0 +1,146 @@
+"""ExpiringBloomFilter from Python: the window with injected times, batches, snapshots and
+pickling, a file shared by processes, and the same stamps as the command line's."""
+
+import copy
+import datetime
+import multiprocessing as mp
+import pickle
+import subprocess
+import time
+
+import pytest
+
+from blockbloom import BloomFilter, ExpiringBloomFilter, SnapshotError
+
+HOUR = 3600.0
+T = 1_800_000_000.0  # a time (2027) at the start of an epoch of every window below
+KEYS = [f"https://example.org/page/{i}" for i in range(3000)]
+
+
+def test_parameters_and_errors():
+    f = ExpiringBloomFilter(10_000, 0.001, expire_after=datetime.timedelta(days=30), seed=7)
+    assert (f.expire_after, f.epoch, f.forgotten_after) == (30 * 86400, 7.5 * 86400, 37.5 * 86400)
+    assert (f.capacity, f.target_fpr, f.seed, f.is_file_backed) == (10_000, 0.001, 7, False)
+    assert f.memory_bytes < 10_000 * 24 and f.num_hashes > 1  # 19 bytes per key at 0.1%
+    assert f.oldest_generation_start is None
+    assert "expire_after=2592000" in repr(f)
+    with pytest.raises(TypeError):
+        ExpiringBloomFilter(1000, 0.01)  # expire_after is required
+    for bad in [0.5, -1, float("nan"), float("inf")]:
+        with pytest.raises(ValueError):
+            ExpiringBloomFilter(1000, expire_after=bad)
+    with pytest.raises(ValueError):
+        ExpiringBloomFilter(0, expire_after=HOUR)
+    with pytest.raises(TypeError):
+        f.add(3)
+    with pytest.raises(ValueError):
+        f.contains("a", at=-5)
+
+
+def test_the_window_with_injected_times():
+    f = ExpiringBloomFilter(10_000, expire_after=HOUR)
+    assert f.insert_if_absent("a", at=T)
+    assert not f.insert_if_absent(b"a", at=T + HOUR - 0.001)  # bytes: the same key; not renewed
+    assert f.contains("a", at=T + HOUR / 2) and not f.contains("a", at=T + f.forgotten_after)
+    assert f.insert_if_absent("a", at=T + 1.25 * HOUR)  # forgotten: new again
+    f.add("b", at=T)
+    f.add("b", at=T + HOUR)  # an insert renews
+    assert f.contains("b", at=T + 2 * HOUR - 1)
+    # Time going back (an earlier `at` after a later one) never forgets a key in its window.
+    assert f.contains("b", at=T)
+    f.add("now")
+    assert "now" in f and f.oldest_generation_start is not None
+
+
+def test_batches_answer_as_single_calls():
+    a = ExpiringBloomFilter(5000, expire_after=HOUR, seed=1)
+    b = ExpiringBloomFilter(5000, expire_after=HOUR, seed=1)
+    keys = [f"k{i % 700}" for i in range(2000)]
+    for r in range(8):
+        t = T + r * HOUR / 3
+        assert a.insert_if_absent_many(keys, at=t) == [b.insert_if_absent(k, at=t) for k in keys]
+        assert a.contains_many(keys, at=t + HOUR / 2) == [b.contains(k, at=t + HOUR / 2) for k in keys]
+    a.update(["x", "y"], at=T)
+    assert a.contains_many(["x", "y", "z"], at=T + 1) == [True, True, False]
+    with pytest.raises(TypeError):
+        a.insert_if_absent_many(["ok", 5])
+    assert not a.contains("ok")  # nothing inserted before the bad key raised
+
+
+def test_snapshots_pickles_and_copies(tmp_path):
+    f = ExpiringBloomFilter(1000, expire_after=HOUR)
+    f.add("a", at=T)
+    for g in [pickle.loads(pickle.dumps(f)), copy.copy(f), copy.deepcopy(f), ExpiringBloomFilter.from_bytes(f.to_bytes())]:
+        assert g.contains("a", at=T + 1) and not g.contains("a", at=T + 2 * HOUR)
+        assert (g.seed, g.expire_after, g.is_file_backed) == (f.seed, HOUR, False)
+    f.save(tmp_path / "s.snapshot")
+    assert ExpiringBloomFilter.load(tmp_path / "s.snapshot").contains("a", at=T + 1)
+    with pytest.raises(SnapshotError):
+        BloomFilter.from_bytes(f.to_bytes())  # another kind's reader refuses it
+    with pytest.raises(SnapshotError):
+        ExpiringBloomFilter.from_bytes(f.to_bytes()[:-1])
+
+
+def test_open_file_checks_parameters_and_pickles_as_its_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = ExpiringBloomFilter.open_file("seen.bloom", 100_000, 0.01, expire_after=HOUR)
+    assert f.insert_if_absent("a")
+    monkeypatch.chdir("/")
+    g = pickle.loads(pickle.dumps(f))
+    assert g.is_file_backed and "a" in g and g.insert_if_absent("b") and "b" in f
+    assert ExpiringBloomFilter.open_file(tmp_path / "seen.bloom").expire_after == HOUR
+    with pytest.raises(ValueError, match="expire_after"):
+        ExpiringBloomFilter.open_file(tmp_path / "seen.bloom", 100_000, 0.01, expire_after=2 * HOUR)
+    with pytest.raises(ValueError):
+        ExpiringBloomFilter.open_file(tmp_path / "other.bloom", 100_000)  # no window
+    with pytest.raises(ValueError, match="kind"):
+        BloomFilter.open_file(tmp_path / "seen.bloom")
+    f.flush()
+
+
+def winners(f, keys, at):
+    return [k for k, new in zip(keys, f.insert_if_absent_many(keys, at=at)) if new]
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_pool_workers_share_a_file_across_epochs(tmp_path, method):
+    # Every task offers every key at the same time; four rounds, each an epoch later than
+    # the last, with the keys of the round before (forgotten by then? no: within the window).
+    f = ExpiringBloomFilter.open_file(tmp_path / "seen.bloom", 100_000, 1e-4, expire_after=HOUR)
+    ctx = mp.get_context(method)
+    with ctx.Pool(2) as pool:
+        for r in range(4):
+            keys = KEYS[r * 500 : r * 500 + 1000]  # half of them offered in the round before
+            won = [k for res in pool.starmap(winners, [(f, keys, T + r * HOUR / 4)] * 4) for k in res]
+            fresh = keys if r == 0 else keys[500:]
+            assert sorted(won) == sorted(fresh), f"round {r}: each new key won once, no old key"
+        # Two windows later every key is new again, won exactly once.
+        later = T + 3 * HOUR
+        won = [k for res in pool.starmap(winners, [(f, KEYS[:500], later)] * 4) for k in res]
+        assert sorted(won) == sorted(KEYS[:500])
+
+
+def test_a_state_of_the_command_line_answers_the_same(tmp_path, cli):
+    state = tmp_path / "s.bloom"
+    lines = "".join(f"{k}\n" for k in KEYS[:100])
+    out = subprocess.run(
+        [cli, "dedup", "--state", str(state), "--expire-after", "1h", "--seed", "99"],
+        input=lines.encode(), capture_output=True, check=True,
+    )
+    assert out.stdout.decode() == lines
+    f = ExpiringBloomFilter.open_file(state)
+    assert f.seed == 99 and f.expire_after == HOUR
+    assert all(f.contains_many(KEYS[:100])) and not any(f.contains_many(KEYS[100:200]))
+    assert all(f.contains_many(KEYS[:100], at=time.time() + 0.9 * HOUR))
+    assert not any(f.contains_many(KEYS[:100], at=time.time() + 1.3 * HOUR))
+    # The same keys stamp the same slots as in a filter made here (the stamps' values are
+    # their epochs: compared as used or not, so that an epoch change between the two
+    # cannot fail the test).
+    g = ExpiringBloomFilter(f.capacity, f.target_fpr, expire_after=HOUR, seed=99)
+    g.update(KEYS[:100])
+
+    def slots(snapshot):
+        lines = snapshot[64 + 64 : -8]  # after the header and the clock line; no checksum
+        return [(b & 0x0F != 0, b & 0xF0 != 0) for b in lines]
+
+    assert slots(g.to_bytes()) == slots(ExpiringBloomFilter.from_bytes(f.to_bytes()).to_bytes())
