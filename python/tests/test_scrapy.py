@@ -1,6 +1,7 @@
 """Real Scrapy crawls of Python's HTML docs (Debian's python3-doc), served on loopback:
 the blockbloom dupefilters against Scrapy's default, with JOBDIR pause/resume (a page
-count, SIGINT, SIGTERM) and a SIGKILL, and two scrapy-redis crawler processes sharing one filter in Redis."""
+count, SIGINT, SIGTERM) and a SIGKILL, a JOBDIR crawl with an expiry window run again within
+and after it, and two scrapy-redis crawler processes sharing one filter in Redis."""
 
 import json
 import os
@@ -313,3 +314,41 @@ def test_a_redis_restart_mid_crawl(site, tmp_path, redis_server):
     assert not escaped, f"errors escaped the dupefilter: {escaped}"
     assert len(counts) > 500
     assert all(n == 1 for n in counts.values()), "a page fetched twice"
+
+
+EXPIRE = 60  # seconds: longer than a crawl of the site (about 17 s on 2 vCPUs)
+
+
+def test_jobdir_crawl_run_again_within_and_after_the_window(site, tmp_path):
+    """BLOCKBLOOM_EXPIRE_AFTER with JOBDIR: a crawl run again within the window fetches no
+    page (its start page is a duplicate), run again once every fingerprint of the first
+    has expired (1.25 windows after its last request) it fetches every page again."""
+    job = tmp_path / "job"
+    settings = {**BLOOM, "JOBDIR": str(job), "BLOCKBLOOM_EXPIRE_AFTER": EXPIRE, "BLOCKBLOOM_CAPACITY": 100_000}
+    started = time.time()
+    first, _, t1 = crawl(site, tmp_path, "first", settings)
+    assert len(first) > 500 and len(set(first)) == len(first)
+    within, wstats, _ = crawl(site, tmp_path, "within", settings)
+    assert time.time() - started < EXPIRE, "the second run did not start within the window"
+    assert within == [], f"{len(within)} pages fetched again within the window"
+    assert wstats.get("dupefilter/filtered", 0) >= 1
+    time.sleep(max(0.0, started + t1 + 1.25 * EXPIRE + 1 - time.time()))
+    after, _, _ = crawl(site, tmp_path, "after", settings)
+    print(f"\nexpiring JOBDIR: {len(first)} pages, {len(within)} within {EXPIRE} s, {len(after)} after")
+    assert sorted(after) == sorted(first), "after the window every page is fetched again"
+    # Another window on the same JOBDIR is refused, not silently used.
+    other = {**settings, "BLOCKBLOOM_EXPIRE_AFTER": 2 * EXPIRE}
+    proc, _ = crawl(site, tmp_path, "other", other, wait=False)
+    proc.wait(timeout=120)
+    fetched = tmp_path / "other.fetched"
+    assert not fetched.exists() or fetched.read_text() == "", "a crawl ran with another window"
+
+
+def test_redis_dupefilter_refuses_an_expiry_window():
+    from scrapy.utils.test import get_crawler
+
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    crawler = get_crawler(settings_dict={"BLOCKBLOOM_EXPIRE_AFTER": 3600})
+    with pytest.raises(ValueError, match="BLOCKBLOOM_EXPIRE_AFTER"):
+        RedisBloomDupeFilter.from_crawler(crawler, "docs")

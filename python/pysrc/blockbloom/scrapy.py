@@ -23,7 +23,11 @@ those of the file named by the ``SSL_CERT_FILE`` environment variable (``ssl_ca_
 is not read).
 
 Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
-the in-process filter, which grows past it; the whole Redis filter), ``BLOCKBLOOM_FPR``
+the in-process filter, which grows past it; the whole Redis filter; with
+``BLOCKBLOOM_EXPIRE_AFTER``, the distinct requests per window), ``BLOCKBLOOM_EXPIRE_AFTER``
+(in-process only: seconds after which a request's fingerprint is forgotten and the page
+fetched again — a re-crawl interval; an ``ExpiringBloomFilter``, in ``JOBDIR`` the file
+``blockbloom.seen`` records its window, and another window is refused), ``BLOCKBLOOM_FPR``
 (the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
 (Redis only: requests a process remembers in memory to skip round trips for its repeats;
 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
@@ -43,7 +47,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from scrapy.dupefilters import BaseDupeFilter
 
-from . import GrowableBloomFilter, RedisBloomFilter, RedisError, StateLost
+from . import ExpiringBloomFilter, GrowableBloomFilter, RedisBloomFilter, RedisError, StateLost
 
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
@@ -117,7 +121,11 @@ class _LogMixin:
 
 
 class BloomDupeFilter(_LogMixin, BaseDupeFilter):
-    """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints."""
+    """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints, or,
+    with ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``), on an expiring one: a request is
+    then a duplicate only if it was seen within the last ``expire_after`` seconds (it is
+    new again at most 25% later), so a crawl re-run or resumed after the window fetches
+    its pages again."""
 
     #: Seconds between attempts to grow a filter that could not grow (see ``request_seen``).
     growth_retry_seconds = 1.0
@@ -131,13 +139,22 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         fpr: float = DEFAULT_FPR,
         fingerprinter: Any = None,
         stats: Any = None,
+        expire_after: Optional[float] = None,
     ) -> None:
         self._init_log(debug, stats)
         self.fingerprinter = fingerprinter
         self.path = os.path.join(path, STATE_FILE) if path else None
         self._growth_warned = False
         self._retry_growth_at: Optional[float] = None
-        if self.path:
+        self.seen: Any
+        if expire_after:
+            # A fixed size (per window): nothing to grow. A JOBDIR file must have this
+            # window, capacity and rate (`ValueError` otherwise).
+            if self.path:
+                self.seen = ExpiringBloomFilter.open_file(self.path, capacity, fpr, expire_after=expire_after)
+            else:
+                self.seen = ExpiringBloomFilter(capacity, fpr, expire_after=expire_after)
+        elif self.path:
             # An existing state keeps its own parameters.
             if os.path.exists(self.path):
                 self.seen = GrowableBloomFilter.open_file(self.path)
@@ -151,7 +168,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         """The filter Scrapy makes from its settings: ``BLOCKBLOOM_CAPACITY`` (the first
         layer's capacity) and ``BLOCKBLOOM_FPR`` (default 1e-5), ``DUPEFILTER_DEBUG``, and
         with ``JOBDIR`` a state file in the job directory (an existing one keeps its own
-        capacity and rate)."""
+        capacity and rate); ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset: never
+        forget) for an expiring filter."""
         from scrapy.utils.job import job_dir
 
         s = crawler.settings
@@ -162,11 +180,13 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
+            expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
         )
 
     def request_seen(self, request: Any) -> bool:
         """Whether a request with this fingerprint was seen before (in this crawl, or in
-        the runs before it with the same ``JOBDIR``); records it if not.
+        the runs before it with the same ``JOBDIR``; with ``expire_after``, within that
+        many seconds); records it if not.
 
         The filter makes room before each request (``try_reserve``). If it cannot grow
         (no space or permission for the next ``JOBDIR`` file, something in its way, no
@@ -176,6 +196,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         ``blockbloom/requests_past_capacity``. Growth is tried again every
         ``growth_retry_seconds`` (1 s), so the crawl recovers once the cause is removed."""
         fingerprint = self.fingerprinter.fingerprint(request)
+        if isinstance(self.seen, ExpiringBloomFilter):
+            return not self.seen.insert_if_absent(fingerprint)
         if self._retry_growth_at is None or time.monotonic() >= self._retry_growth_at:
             try:
                 self.seen.try_reserve(1)
@@ -203,7 +225,17 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 
     def close(self, reason: str) -> None:
         """Writes a ``JOBDIR`` state to disk (``flush``); a state file is kept whatever
-        the reason, so the next run with that ``JOBDIR`` resumes it."""
+        the reason, so the next run with that ``JOBDIR`` resumes it. An expiring filter
+        that has seen more requests per window than its capacity says so (a warning with
+        its current false-positive rate)."""
+        if isinstance(self.seen, ExpiringBloomFilter) and self.seen.estimated_fpr() > self.seen.target_fpr:
+            self.logger.warning(
+                "blockbloom: the dupefilter has seen more requests per window than BLOCKBLOOM_CAPACITY "
+                "(%d): its false-positive rate is now %g (target %g)",
+                self.seen.capacity,
+                self.seen.estimated_fpr(),
+                self.seen.target_fpr,
+            )
         self.seen.flush()
 
 
@@ -243,8 +275,15 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         """The filter for the crawler's spider (or ``spider_name``) on the Redis server
         scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
         with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
-        ``BLOCKBLOOM_REDIS_TIMEOUT`` and ``DUPEFILTER_DEBUG``."""
+        ``BLOCKBLOOM_REDIS_TIMEOUT`` and ``DUPEFILTER_DEBUG``. ``BLOCKBLOOM_EXPIRE_AFTER``
+        raises ``ValueError``: the filter in Redis does not expire yet, and a crawl must not
+        run believing it does."""
         s = crawler.settings
+        if s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0):
+            raise ValueError(
+                "BLOCKBLOOM_EXPIRE_AFTER: RedisBloomDupeFilter has no expiring filter yet; "
+                "use BloomDupeFilter (JOBDIR) or unset it"
+            )
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
         return cls(
