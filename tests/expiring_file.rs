@@ -7,9 +7,11 @@
 #![cfg(unix)]
 
 use blockbloom::{BloomFilter, Error, ExpiringBloomFilter};
-use blockbloom_workload::procs::{race, spawn_child, temp_dir, wins};
+use blockbloom_workload::procs::{
+    assert_none_lost, kill_after_returned, race, spawn_child, temp_dir, wins,
+};
 use blockbloom_workload::url;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -130,27 +132,10 @@ fn sigkill_loses_nothing_that_returned() {
     let dir = temp_dir("exp-kill");
     let file = dir.join("seen.bloom");
     open(&file).unwrap().close().unwrap();
-    let mut child = spawn_child(&format!("insert {}", file.display()), Stdio::piped());
-    let mut returned = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        if let Some(id) = line.unwrap().strip_prefix("id ") {
-            returned.push(id.parse::<u64>().unwrap());
-            if returned.len() == 10_000 {
-                child.kill().unwrap(); // SIGKILL
-                break;
-            }
-        }
-    }
-    child.wait().unwrap();
+    let returned = kill_after_returned(&format!("insert {}", file.display()), 10_000);
     assert_eq!(ExpiringBloomFilter::load(&file).unwrap_err(), Error::InUse);
     let f = ExpiringBloomFilter::open_file_existing(&file).unwrap();
-    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
-    assert_eq!(
-        lost,
-        0,
-        "{lost} of {} returned inserts lost",
-        returned.len()
-    );
+    assert_none_lost(&returned, |u| f.contains(u));
     f.close().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,9 +8,11 @@
 #![cfg(unix)]
 
 use blockbloom::{BloomFilter, Error, GrowableBloomFilter};
-use blockbloom_workload::procs::{race, spawn_child, temp_dir, wins};
+use blockbloom_workload::procs::{
+    assert_none_lost, kill_after_returned, race, spawn_child, temp_dir, wins,
+};
 use blockbloom_workload::{resident_bytes, url};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
@@ -173,28 +175,10 @@ fn sigkill_loses_nothing_that_returned() {
         .unwrap()
         .close()
         .unwrap();
-    let mut child = spawn_child(&format!("insert {}", file.display()), Stdio::piped());
-    let mut returned = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(id) = line.strip_prefix("id ") {
-            returned.push(id.parse::<u64>().unwrap());
-            if returned.len() == 30_000 {
-                child.kill().unwrap(); // SIGKILL
-                break;
-            }
-        }
-    }
-    child.wait().unwrap();
+    let returned = kill_after_returned(&format!("insert {}", file.display()), 30_000);
     assert_eq!(BloomFilter::load(&file).unwrap_err(), Error::InUse);
     let f = BloomFilter::open_file_existing(&file).unwrap();
-    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
-    assert_eq!(
-        lost,
-        0,
-        "{lost} of {} returned inserts lost",
-        returned.len()
-    );
+    assert_none_lost(&returned, |u| f.contains(u));
     f.close().unwrap();
     assert!(BloomFilter::load(&file)
         .unwrap()
@@ -378,27 +362,10 @@ fn sigkill_of_a_growing_chain_loses_nothing_that_returned() {
         .unwrap()
         .close()
         .unwrap();
-    let mut child = spawn_child(&format!("grow-insert {}", file.display()), Stdio::piped());
-    let mut returned = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        if let Some(id) = line.unwrap().strip_prefix("id ") {
-            returned.push(id.parse::<u64>().unwrap());
-            if returned.len() == 20_000 {
-                child.kill().unwrap();
-                break;
-            }
-        }
-    }
-    child.wait().unwrap();
+    let returned = kill_after_returned(&format!("grow-insert {}", file.display()), 20_000);
     let f = GrowableBloomFilter::open_file_existing(&file).unwrap();
     assert!(f.num_layers() >= 5, "{} layers", f.num_layers());
-    let lost = returned.iter().filter(|&&i| !f.contains(&url(i))).count();
-    assert_eq!(
-        lost,
-        0,
-        "{lost} of {} returned inserts lost",
-        returned.len()
-    );
+    assert_none_lost(&returned, |u| f.contains(u));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

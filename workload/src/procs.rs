@@ -67,3 +67,34 @@ pub fn wins(dir: &Path, procs: usize, ids: u64) -> Vec<u8> {
     }
     wins
 }
+
+/// Starts the worker `role` (which prints `id N` after each insert of URL `N` returned),
+/// reads its output until `n` inserts returned, kills it with SIGKILL and returns their ids.
+pub fn kill_after_returned(role: &str, n: usize) -> Vec<u64> {
+    use std::io::{BufRead, BufReader};
+    let mut child = spawn_child(role, Stdio::piped());
+    let mut returned = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(id) = line.unwrap().strip_prefix("id ") {
+            returned.push(id.parse::<u64>().unwrap());
+            if returned.len() == n {
+                child.kill().unwrap(); // SIGKILL
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    returned
+}
+
+/// Asserts that `contains` finds every URL of `returned` (inserts that returned before a
+/// SIGKILL).
+pub fn assert_none_lost(returned: &[u64], contains: impl Fn(&str) -> bool) {
+    let lost = returned.iter().filter(|&&i| !contains(&url(i))).count();
+    assert_eq!(
+        lost,
+        0,
+        "{lost} of {} returned inserts lost",
+        returned.len()
+    );
+}
