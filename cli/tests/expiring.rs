@@ -79,7 +79,13 @@ fn stats_show_the_window_and_the_oldest_generation() {
     );
     assert!(text.contains("oldest generation started "), "{text}");
     assert!(text.contains("capacity 10000 per window"), "{text}");
-    assert!(text.contains("estimated distinct keys live 100"), "{text}");
+    // An estimate from the live stamps: 100 lines, give or take.
+    let live: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("estimated distinct keys live "))
+        .and_then(|n| n.parse().ok())
+        .expect("the live estimate");
+    assert!((95..=105).contains(&live), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
