@@ -77,6 +77,40 @@ impl Probe {
     }
 }
 
+/// Where a key's 4-bit slots lie in a [`CountingBloomFilter`](crate::CountingBloomFilter)
+/// (its counters) or an [`ExpiringBloomFilter`](crate::ExpiringBloomFilter) (its stamps):
+/// the line and which of its 128 slots (slot `s` is bits `4s..4s+4` of the line).
+///
+/// ```
+/// use blockbloom::{ExpiringBloomFilter, Layout};
+/// use std::time::Duration;
+/// let b = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(1000).seed(3);
+/// let l: Layout = b.clone().layout()?;
+/// let p = l.probe_slots("https://example.com/");
+/// assert!(p.line() < l.num_lines() as usize);
+/// assert!(p.slots().count_ones() >= 1 && p.slots().count_ones() <= l.num_hashes());
+/// assert_eq!(b.build()?.layout().probe_slots("https://example.com/"), p);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SlotProbe {
+    line: usize,
+    slots: u128,
+}
+
+impl SlotProbe {
+    /// Index of the key's 64-byte line (example at [`SlotProbe`]).
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The key's slots in its line: bit `s` set for slot `s` (0..128; example at
+    /// [`SlotProbe`]).
+    pub fn slots(&self) -> u128 {
+        self.slots
+    }
+}
+
 /// The key-to-probe mapping of a filter — seed, number of blocks, number of hashes — without
 /// the filter's memory: what a filter stored elsewhere (e.g. in Redis, by
 /// `blockbloom-redis`) needs to place keys exactly as a local [`BloomFilter`] would.
@@ -173,6 +207,29 @@ impl Layout {
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
         let h = self.hash(key);
         by_block_size!(self: Layout, probe_at(h) -> Probe)
+    }
+
+    /// Where `key`'s slots lie in a counting or expiring filter of this layout (512-bit
+    /// blocks only: those filters have no others).
+    ///
+    /// Example at [`SlotProbe`].
+    pub fn probe_slots<K: Hash + ?Sized>(&self, key: &K) -> SlotProbe {
+        let h = self.hash(key);
+        let mut slots = 0u128;
+        for (w, m) in crate::counting::counter_mask(h, self.k)
+            .into_iter()
+            .enumerate()
+        {
+            let mut m = m;
+            while m != 0 {
+                slots |= 1u128 << (w as u32 * 16 + m.trailing_zeros() / 4);
+                m &= m - 1;
+            }
+        }
+        SlotProbe {
+            line: self.locate::<9>(h).0,
+            slots,
+        }
     }
 
     /// [`probe`](Self::probe) for blocks of `2^L` bits (`N` words).

@@ -40,7 +40,7 @@ pub use bitset::AtomicBitSet;
 pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use expiring::{ExpiringBloomFilter, ExpiringBuilder};
+pub use expiring::{ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
 pub use family::{Filter, HashedFilter};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
@@ -48,7 +48,7 @@ pub use filter::PREFETCH_DISTANCE;
 pub use filter::{BloomFilter, KeyHash};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{random_seed, StrBytes, HASH_ALGORITHM_ID, MAX_HASHES};
-pub use layout::{Layout, Probe};
+pub use layout::{Layout, Probe, SlotProbe};
 #[cfg(all(feature = "rayon", feature = "internals"))]
 #[doc(hidden)]
 pub use par::PAR_CHUNK;

@@ -2,11 +2,12 @@
 
 use core::time::Duration;
 
-use super::window::Window;
+use super::window::ExpiryWindow;
 use super::ExpiringBloomFilter;
 use crate::builder::DEFAULT_FPR;
 use crate::error::Error;
 use crate::hash::random_seed;
+use crate::Layout;
 
 /// Configures an [`ExpiringBloomFilter`]; made by [`ExpiringBloomFilter::builder`].
 ///
@@ -82,10 +83,24 @@ impl ExpiringBuilder {
         ExpiringBloomFilter::from_parts(p.window, p.capacity, p.fpr, seed)
     }
 
+    /// Where the filter these options build puts each key ([`Layout::probe_slots`]), without
+    /// its memory: for a copy stored elsewhere (`blockbloom-redis`). Fix the
+    /// [`seed`](Self::seed) first (else each call draws one).
+    ///
+    /// # Errors
+    /// Those of [`build`](Self::build).
+    ///
+    /// Example at [`SlotProbe`](crate::SlotProbe).
+    pub fn layout(self) -> Result<Layout, Error> {
+        let p = self.checked()?;
+        let s = super::sizing(p.capacity, p.fpr)?;
+        Layout::new(p.seed.unwrap_or_else(random_seed), s.blocks, s.hashes)
+    }
+
     /// The parameters, checked (`build` and `open_file`).
     pub(super) fn checked(self) -> Result<Checked, Error> {
         Ok(Checked {
-            window: Window::new(self.expire_after.ok_or(Error::MissingWindow)?)?,
+            window: ExpiryWindow::new(self.expire_after.ok_or(Error::MissingWindow)?)?,
             capacity: self.capacity.ok_or(Error::MissingCapacity)?,
             fpr: self.fpr.unwrap_or(DEFAULT_FPR),
             seed: self.seed,
@@ -95,7 +110,7 @@ impl ExpiringBuilder {
 
 /// A builder's parameters, checked; the seed if one was fixed.
 pub(super) struct Checked {
-    pub(super) window: Window,
+    pub(super) window: ExpiryWindow,
     pub(super) capacity: u64,
     pub(super) fpr: f64,
     pub(super) seed: Option<u128>,

@@ -23,7 +23,8 @@ use crate::sync::{
 use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
-use window::{live_slots, stamped, swept, Epoch, Window};
+pub use window::ExpiryWindow;
+use window::{live_slots, stamped, swept, Epoch};
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
@@ -94,7 +95,7 @@ pub struct ExpiringBloomFilter {
     /// The stamp lines (1..): 128 four-bit stamps each, placed as the counting filter's
     /// counters.
     layout: Layout,
-    window: Window,
+    window: ExpiryWindow,
 }
 
 /// The clock line's words: the newest epoch any call has used (fetch_max).
@@ -116,7 +117,7 @@ impl ExpiringBloomFilter {
     }
 
     pub(crate) fn from_parts(
-        window: Window,
+        window: ExpiryWindow,
         capacity: u64,
         fpr: f64,
         seed: u128,
@@ -134,7 +135,7 @@ impl ExpiringBloomFilter {
     }
 
     /// The filter whose clock and stamp lines are `lines` (checked by the caller).
-    fn from_lines(lines: BloomFilter, window: Window) -> Self {
+    fn from_lines(lines: BloomFilter, window: ExpiryWindow) -> Self {
         let l = lines.layout_ref();
         let layout = Layout::from_validated(l.seed(), l.num_lines() - 1, l.num_hashes(), 512);
         ExpiringBloomFilter {
@@ -387,6 +388,20 @@ impl ExpiringBloomFilter {
         }
     }
 
+    /// Where each key's stamps lie ([`Layout::probe_slots`]; the clock line is not counted).
+    ///
+    /// Example at [`SlotProbe`](crate::SlotProbe).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The epochs of its window.
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn window(&self) -> &ExpiryWindow {
+        &self.window
+    }
+
     /// The window asked for.
     ///
     /// Example at [`forgotten_after`](Self::forgotten_after).
@@ -545,7 +560,7 @@ impl ExpiringBloomFilter {
 
 /// The stamp lines for `capacity` keys per window at `fpr`: sized for twice the keys, the
 /// live keys of 4 to 5 epochs (guarantee 3).
-fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Error> {
+pub(crate) fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Error> {
     crate::math::size_counting(capacity.saturating_mul(2), fpr)
 }
 

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
-use super::window::Window;
+use super::window::ExpiryWindow;
 use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, WINDOW};
 use crate::error::Error;
 use crate::format::{EXPIRES, MAGIC};
@@ -31,9 +31,12 @@ fn check_header(h: &Header) -> Result<(), Error> {
 
 /// The expiring filter made of `lines` (a clock line, then stamps), with the window its
 /// clock line records; [`Error::Conflict`] if `wanted` is another.
-fn with_window(lines: BloomFilter, wanted: Option<Window>) -> Result<ExpiringBloomFilter, Error> {
+fn with_window(
+    lines: BloomFilter,
+    wanted: Option<ExpiryWindow>,
+) -> Result<ExpiringBloomFilter, Error> {
     let nanos = lines.blocks()[0].words()[WINDOW].load(Relaxed);
-    let window = Window::new(Duration::from_nanos(nanos))
+    let window = ExpiryWindow::new(Duration::from_nanos(nanos))
         .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
     if let Some(w) = wanted.filter(|w| *w != window) {
         return Err(Error::Conflict {

@@ -255,3 +255,29 @@ fn batches_answer_as_single_calls() {
     };
     assert_eq!(words(&a), words(&b), "the same stamps and clock");
 }
+
+#[test]
+fn probe_slots_names_the_slots_an_insert_stamps() {
+    let f = filter(DAY, 10_000, 0.01);
+    let t = t0(&f, 0);
+    for i in 0..500u32 {
+        let p = f.layout().probe_slots(&i);
+        f.insert_at(&i, t);
+        let (words, m) = f.locate(f.layout.hash(&i));
+        let mut slots = 0u128;
+        for (w, (word, m)) in words.iter().zip(m).enumerate() {
+            assert_eq!(
+                live_slots(word.load(Relaxed), m, &f.epoch_at(t)),
+                m,
+                "key {i}: a slot is not stamped"
+            );
+            for s in 0..16 {
+                if m >> (4 * s) & 1 == 1 {
+                    slots |= 1 << (w * 16 + s);
+                }
+            }
+        }
+        assert!(p.slots() == slots && core::ptr::eq(words, f.line_of(f.layout.hash(&i)).words()));
+        assert!(core::ptr::eq(words, f.stamp_lines()[p.line()].words()));
+    }
+}

@@ -21,9 +21,27 @@ pub(crate) const SKEW: Duration = Duration::from_secs(1);
 /// Distinct nonzero stamps in a 4-bit slot.
 const STAMPS: u64 = 15;
 
-/// A window's epochs: their length and the tolerances that follow from it.
+/// A window's epochs: their length and the tolerances that follow from it — the clock
+/// arithmetic every copy of an [`ExpiringBloomFilter`](crate::ExpiringBloomFilter) shares
+/// (in memory, in a file, and in Redis through `blockbloom-redis`).
+///
+/// Time since 1970 is cut into epochs of `E = ⌈W / 4⌉`; a key inserted in epoch `s` is
+/// seen by a caller in epoch `e` while `e − s` is `0..=4` (or `s` is at most
+/// [`tolerated_lag`](Self::tolerated_lag) epochs ahead of `e`, written by a caller whose
+/// clock is ahead).
+///
+/// ```
+/// use blockbloom::ExpiryWindow;
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let w = ExpiryWindow::new(Duration::from_secs(8))?;
+/// assert_eq!((w.epoch(), w.generations(), w.tolerated_lag()), (Duration::from_secs(2), 4, 1));
+/// assert_eq!(w.epoch_of(UNIX_EPOCH + Duration::from_secs(9)), 4);
+/// assert_eq!(w.start_of(4), Duration::from_secs(8));
+/// assert!(ExpiryWindow::new(Duration::from_millis(999)).is_err());
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Window {
+pub struct ExpiryWindow {
     expire_after: Duration,
     /// Epoch length in nanoseconds: `⌈W / GENERATIONS⌉`, so that `GENERATIONS` epochs cover
     /// the window (promise 1).
@@ -40,9 +58,14 @@ pub(crate) struct Epoch {
     lag: u64,
 }
 
-impl Window {
+impl ExpiryWindow {
     /// The epochs of a window of `expire_after` (at least one second).
-    pub(crate) fn new(expire_after: Duration) -> Result<Self, Error> {
+    ///
+    /// # Errors
+    /// [`Error::InvalidWindow`] below one second (the tolerated clock difference).
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn new(expire_after: Duration) -> Result<Self, Error> {
         let nanos = u64::try_from(expire_after.as_nanos()).unwrap_or(u64::MAX);
         if expire_after < SKEW || nanos == u64::MAX {
             return Err(Error::InvalidWindow(expire_after));
@@ -50,7 +73,7 @@ impl Window {
         let epoch_nanos = nanos.div_ceil(GENERATIONS);
         let lag = (SKEW.as_nanos() as u64).div_ceil(epoch_nanos).max(1);
         debug_assert!(lag <= GENERATIONS);
-        Ok(Window {
+        Ok(ExpiryWindow {
             expire_after,
             epoch_nanos,
             lag,
@@ -58,18 +81,22 @@ impl Window {
     }
 
     /// The window asked for.
-    pub(crate) fn expire_after(&self) -> Duration {
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn expire_after(&self) -> Duration {
         self.expire_after
     }
 
-    /// The window in nanoseconds (as a file records it; [`Window::new`] of it again gives
+    /// The window in nanoseconds (as a file records it; [`ExpiryWindow::new`] of it again gives
     /// this window).
     pub(crate) fn nanos(&self) -> u64 {
         self.expire_after.as_nanos() as u64
     }
 
     /// The epoch length.
-    pub(crate) fn epoch(&self) -> Duration {
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn epoch(&self) -> Duration {
         Duration::from_nanos(self.epoch_nanos)
     }
 
@@ -83,6 +110,21 @@ impl Window {
         self.lag
     }
 
+    /// Epochs a caller may be behind the newest one any caller has used: one second (the
+    /// clock difference tolerated between callers), rounded up to whole epochs.
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn tolerated_lag(&self) -> u64 {
+        self.lag
+    }
+
+    /// Past epochs a key stays seen (4): the window is this many epochs.
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn generations(&self) -> u64 {
+        GENERATIONS
+    }
+
     /// How far past the last sweep's epoch callers may go before stamps could alias: a stamp
     /// dead at the sweep's epoch `h` (older than `h − lag − GENERATIONS`) would read as live
     /// to a caller at `h + margin`.
@@ -91,8 +133,10 @@ impl Window {
     }
 
     /// The epoch number of `t` (0 before 1970).
+    ///
+    /// Example at [`ExpiryWindow`].
     #[inline]
-    pub(crate) fn epoch_of(&self, t: SystemTime) -> u64 {
+    pub fn epoch_of(&self, t: SystemTime) -> u64 {
         match t.duration_since(UNIX_EPOCH) {
             // u64 nanoseconds reach the year 2554; later times saturate.
             Ok(d) => {
@@ -107,7 +151,9 @@ impl Window {
     }
 
     /// Time from 1970 to the start of epoch `n`.
-    pub(crate) fn start_of(&self, n: u64) -> Duration {
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn start_of(&self, n: u64) -> Duration {
         Duration::from_nanos(n.saturating_mul(self.epoch_nanos))
     }
 
@@ -215,7 +261,7 @@ mod tests {
     #[test]
     fn a_key_is_live_for_its_window_and_dead_one_epoch_after() {
         for secs in [1u64, 2, 7, 3600, 30 * 86_400] {
-            let w = Window::new(Duration::from_secs(secs)).unwrap();
+            let w = ExpiryWindow::new(Duration::from_secs(secs)).unwrap();
             let epoch = w.epoch().as_nanos() as u64;
             for start in [0, 1, epoch / 2, epoch - 1] {
                 let t0 = 1_000 * epoch + start;
@@ -236,7 +282,7 @@ mod tests {
 
     #[test]
     fn stamps_ahead_by_the_lag_are_live_and_kept() {
-        let w = Window::new(Duration::from_secs(2)).unwrap();
+        let w = ExpiryWindow::new(Duration::from_secs(2)).unwrap();
         assert_eq!(w.lag(), 2);
         let e = w.at(100);
         for ahead in 1..=2 {
@@ -250,8 +296,13 @@ mod tests {
 
     #[test]
     fn windows_shorter_than_the_skew_are_refused() {
-        assert!(Window::new(Duration::from_millis(999)).is_err());
-        assert!(Window::new(Duration::MAX).is_err());
-        assert!(Window::new(Duration::from_secs(1)).unwrap().sweep_margin() >= 3);
+        assert!(ExpiryWindow::new(Duration::from_millis(999)).is_err());
+        assert!(ExpiryWindow::new(Duration::MAX).is_err());
+        assert!(
+            ExpiryWindow::new(Duration::from_secs(1))
+                .unwrap()
+                .sweep_margin()
+                >= 3
+        );
     }
 }
