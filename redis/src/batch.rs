@@ -13,7 +13,7 @@ use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
 
 /// The per-key answers of a function call (`{1, a1, a2, …}`), or `None` if the shard's
 /// header was not the caller's incarnation (`{0, header}`).
-fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
+pub(crate) fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
     let answers: Vec<i64> = match reply {
         Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
             redis::from_redis_value(&Value::Array(items[1..].to_vec()))?

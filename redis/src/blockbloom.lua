@@ -207,3 +207,122 @@ local function bb_arm(keys, args)
   end
   return h
 end
+
+-- An expiring filter (see expiring.rs). KEYS[1] is a shard `{name.i}.bits`: its header,
+-- the window, the newest epoch (20 digits at byte 72) and a ring of the created
+-- generations (16 × 20 digits from byte 92, epoch x at x % 16). Generation x of the shard
+-- is the key `{name.i}.g.x` (the same hash slot): the shard's header, then 16 bytes per
+-- line, slot s of a line being bit s of its 16 bytes (Redis numbering); it expires on the
+-- server (PEXPIREAT) once no caller can read it. A key's slot is live in epoch w if its bit
+-- is set in a created generation w − 4 .. newest; a key is present if all its slots are.
+-- ARGV: incarnation, own epoch, tolerated lag, a generation's length, the epoch length in
+-- ns, k, then per key its line in the shard and k slots (padded by repeating one).
+-- Answers {1, a1, ...}, or {0, header} if the shard or a created generation is not the
+-- caller's incarnation (lost).
+local function xdigits(s)
+  if s == '' or string.byte(s, 1) == 0 then return -1 end
+  return tonumber(s)
+end
+
+local function bb_xop(keys, args, mode)
+  local shard, inc = keys[1], args[1]
+  local h = redis.call('GETRANGE', shard, 0, 63)
+  if string.sub(h, 1, 8) ~= inc then return {0, h} end
+  local own, lag, genlen, epoch_ns, k =
+    tonumber(args[2]), tonumber(args[3]), tonumber(args[4]), tonumber(args[5]), tonumber(args[6])
+  local newest = xdigits(redis.call('GETRANGE', shard, 72, 91))
+  local w
+  if own > newest then
+    newest, w = own, own
+    redis.call('SETRANGE', shard, 72, string.format('%020d', own))
+  else
+    w = math.max(own, newest - lag)
+  end
+  local prefix = string.sub(shard, 1, -5) .. 'g.'
+  local gens = {} -- created generations w-4..newest: their keys
+  for x = math.max(w - 4, 0), newest do
+    local at = 92 + (x % 16) * 20
+    if xdigits(redis.call('GETRANGE', shard, at, at + 19)) == x then
+      local gk = prefix .. x
+      if redis.call('GETRANGE', gk, 0, 7) ~= inc then return {0, ''} end
+      gens[#gens + 1] = gk
+    end
+  end
+  local cur = prefix .. w
+  local lines, order = {}, {} -- (generation key, line) -> its 16 bytes, and writes
+  local function line_of(gk, l)
+    local id = gk .. '#' .. l
+    local b = lines[id]
+    if not b then
+      b = {string.byte(redis.call('GETRANGE', gk, 64 + l * 16, 64 + l * 16 + 15), 1, -1)}
+      for i = #b + 1, 16 do b[i] = 0 end
+      b.key, b.at, b.dirty = gk, 64 + l * 16, false
+      lines[id] = b
+      order[#order + 1] = id
+    end
+    return b
+  end
+  local function has(b, s)
+    return bit.band(b[math.floor(s / 8) + 1], 2 ^ (7 - s % 8)) ~= 0
+  end
+  local function create_current()
+    local at = 92 + (w % 16) * 20
+    if xdigits(redis.call('GETRANGE', shard, at, at + 19)) == w then return end
+    redis.call('DEL', cur)
+    redis.call('SETRANGE', cur, genlen - 1, '\0')
+    redis.call('SETRANGE', cur, 0, h)
+    -- Readable while newest <= w + 4 + lag; kept 1 s more for clocks (the server's too).
+    -- A generation of a past time (a replay) lives as long on the server's clock.
+    local now = redis.call('TIME')
+    local soon = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+    redis.call('PEXPIREAT', cur, math.max(math.floor((w + 5 + lag) * epoch_ns / 1e6),
+      soon + math.floor((4 + lag) * epoch_ns / 1e6)) + 1000)
+    redis.call('SETRANGE', shard, at, string.format('%020d', w))
+    gens[#gens + 1] = cur
+  end
+  local out = {1}
+  local i = 7
+  while i <= #args do
+    local l = tonumber(args[i])
+    local present = true
+    if mode ~= 'ins' then
+      for j = 1, k do
+        local s = tonumber(args[i + j])
+        local live = false
+        for _, gk in ipairs(gens) do
+          if has(line_of(gk, l), s) then live = true; break end
+        end
+        if not live then present = false; break end
+      end
+    else
+      present = false
+    end
+    if mode == 'get' then
+      out[#out + 1] = present and 1 or 0
+    else
+      out[#out + 1] = present and 0 or 1
+      if not present then
+        create_current()
+        local b = line_of(cur, l)
+        for j = 1, k do
+          local s = tonumber(args[i + j])
+          if not has(b, s) then
+            local byte = math.floor(s / 8) + 1
+            b[byte] = bit.bor(b[byte], 2 ^ (7 - s % 8))
+            b.dirty = true
+          end
+        end
+      end
+    end
+    i = i + k + 1
+  end
+  for _, id in ipairs(order) do
+    local b = lines[id]
+    if b.dirty then redis.call('SETRANGE', b.key, b.at, string.char(unpack(b, 1, 16))) end
+  end
+  return out
+end
+
+local function bb_xset(keys, args) return bb_xop(keys, args, 'set') end
+local function bb_xins(keys, args) return bb_xop(keys, args, 'ins') end
+local function bb_xget(keys, args) return bb_xop(keys, args, 'get') end

@@ -62,6 +62,10 @@ pub struct RedisBuilder {
     pub(crate) cluster: bool,
     pub(crate) direct: bool,
     pub(crate) allow_eviction: bool,
+    /// An expiring filter's window (`expire_after`), if named.
+    pub(crate) expire_after: Option<Duration>,
+    /// Whether the filter wanted is an expiring one (`*_expiring`).
+    pub(crate) expiring: bool,
 }
 
 impl RedisBuilder {
@@ -122,12 +126,12 @@ impl RedisBuilder {
     /// How an insert reaches the bits. `true` (the default): in two steps — per shard, each
     /// key's 64-byte block is read with plain `GETRANGE`s (and the shard's header after
     /// them, with `BITFIELD_RO shard GET i64 0`), then only the missing bits are set: by the
-    /// `bb_or_v3` function where the server keeps its writes (AOF or replicas: one
+    /// `bb_or_v4` function where the server keeps its writes (AOF or replicas: one
     /// `SETRANGE` of each changed block's span reaches them), else by one plain `BITFIELD …
     /// SET u1` per bit. Each step is one pipelined round trip (the second skipped when
     /// nothing is missing), and a key is new iff one of its bits was still 0 when set,
     /// which keeps at most one winner across processes (the argument is at `two_step_set`
-    /// in the source). `false`: one round trip to the `bb_set_v3` / `bb_get_v3` function
+    /// in the source). `false`: one round trip to the `bb_set_v4` / `bb_get_v4` function
     /// (or script), which reads and sets the bits atomically on the server. All write only
     /// the bytes that change (so repeats cost no AOF bytes and no replica traffic) and
     /// check the shard's header (a lost shard is [`Error::StateLost`]).
@@ -164,20 +168,37 @@ impl RedisBuilder {
         if capacity == 0 {
             return Err(blockbloom::Error::ZeroCapacity.into());
         }
-        // Exactly the local builder's sizing, so `to_local` / `export` line up block for block.
-        let sizing = math::size_filter(capacity, self.fpr, None, None)?;
-        let (blocks, k) = (sizing.blocks, sizing.hashes);
+        let seed = seed.or(self.seed).unwrap_or_else(blockbloom::random_seed);
+        let (blocks, k, window_ns) = match self.expire_after.filter(|_| self.expiring) {
+            // Exactly the local expiring filter's stamp lines (without its clock line).
+            Some(w) => {
+                let l = blockbloom::ExpiringBloomFilter::builder()
+                    .expire_after(w)
+                    .capacity(capacity)
+                    .fpr(self.fpr)
+                    .seed(seed)
+                    .layout()?;
+                (l.num_lines(), l.num_hashes(), w.as_nanos() as u64)
+            }
+            // Exactly the local builder's sizing, so `to_local` / `export` line up block
+            // for block.
+            None => {
+                let sizing = math::size_filter(capacity, self.fpr, None, None)?;
+                (sizing.blocks, sizing.hashes, 0)
+            }
+        };
         let shard_bytes = self.shard_bytes.unwrap_or(DEFAULT_SHARD_BYTES);
         if !(2 * BLOCK_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
             return Err(Error::InvalidShardSize(shard_bytes));
         }
         Ok(Meta {
-            seed: seed.or(self.seed).unwrap_or_else(blockbloom::random_seed),
+            seed,
             blocks,
             hashes: k,
             capacity,
             fpr: self.fpr,
             shard_blocks: meta::shard_blocks_for(blocks, shard_bytes),
+            window_ns,
         })
     }
 
@@ -206,7 +227,10 @@ impl RedisBuilder {
         f.compact_writes = f.server_keeps_writes()?;
         if !self.allow_eviction {
             if let Some(policy) = f.eviction_policy()? {
-                if policy.starts_with("allkeys") {
+                // An expiring filter's generations have a TTL: `volatile-*` evicts them too.
+                if policy.starts_with("allkeys")
+                    || (self.expiring && policy.starts_with("volatile"))
+                {
                     return Err(Error::EvictionPolicy(policy));
                 }
             }
@@ -219,6 +243,11 @@ impl RedisBuilder {
     ///
     /// Example at [`RedisBuilder`].
     pub fn create(self) -> Result<RedisBloomFilter> {
+        let wanted = self.clone();
+        wanted.of_kind(self.create_any()?)
+    }
+
+    pub(crate) fn create_any(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
         let mut f = self.connect(meta.clone())?;
         let exists = || Error::Conflict {
@@ -242,6 +271,11 @@ impl RedisBuilder {
     ///
     /// Example at [`RedisBuilder`].
     pub fn open(self) -> Result<RedisBloomFilter> {
+        let wanted = self.clone();
+        wanted.of_kind(self.open_any()?)
+    }
+
+    pub(crate) fn open_any(self) -> Result<RedisBloomFilter> {
         let placeholder = Meta {
             seed: 0,
             blocks: 1,
@@ -249,6 +283,7 @@ impl RedisBuilder {
             capacity: 1,
             fpr: 0.5,
             shard_blocks: 1,
+            window_ns: 0,
         };
         let mut f = self.connect(placeholder)?;
         match f.read_meta()? {
@@ -266,12 +301,13 @@ impl RedisBuilder {
     ///
     /// Example at [`RedisBuilder`].
     pub fn delete(self) -> Result<bool> {
-        let mut f = match self.open() {
+        let mut f = match self.open_any() {
             Ok(f) => f,
             Err(Error::NotFound(_)) => return Ok(false),
             Err(e) => return Err(e),
         };
-        let mut keys = vec![f.meta_key.clone()];
+        let mut keys = f.generation_keys()?;
+        keys.push(f.meta_key.clone());
         keys.extend((0..f.num_shards()).map(|i| f.shard_key(i)));
         // One DEL per key: shards may live on different cluster nodes.
         for k in keys {
@@ -316,6 +352,11 @@ impl RedisBuilder {
     ///
     /// Example at [`RedisBuilder`].
     pub fn open_or_create(self) -> Result<RedisBloomFilter> {
+        let wanted = self.clone();
+        wanted.of_kind(self.open_or_create_any()?)
+    }
+
+    pub(crate) fn open_or_create_any(self) -> Result<RedisBloomFilter> {
         let meta = self.proposed(None)?;
         let mut f = self.connect(meta.clone())?;
         let stored = match f.read_meta()? {
@@ -343,6 +384,35 @@ impl RedisBuilder {
             f.adopt(stored)?;
         }
         Ok(f)
+    }
+}
+
+impl RedisBuilder {
+    /// `f`, if it is of the kind asked for (plain, or expiring with the window named), else
+    /// [`Error::Conflict`] (field `"expire_after"`).
+    fn of_kind(&self, f: RedisBloomFilter) -> Result<RedisBloomFilter> {
+        let want = match (self.expiring, self.expire_after) {
+            (false, _) => Some(0),
+            (true, Some(w)) => Some(w.as_nanos() as u64),
+            (true, None) => None,
+        };
+        let stored = f.meta.window_ns;
+        let ok = match want {
+            Some(w) => w == stored,
+            None => stored != 0,
+        };
+        if ok {
+            return Ok(f);
+        }
+        let text = |ns: u64| match ns {
+            0 => "none (a filter that never forgets)".to_string(),
+            ns => format!("{:?}", Duration::from_nanos(ns)),
+        };
+        Err(Error::Conflict {
+            field: "expire_after",
+            stored: text(stored),
+            requested: want.map_or("an expiring filter".into(), text),
+        })
     }
 }
 

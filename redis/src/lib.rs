@@ -53,7 +53,7 @@
 //!   also when handles that chose differently share a filter. With
 //!   [`direct_bitfield(false)`](RedisBuilder::direct_bitfield) the read and the set run
 //!   together inside the `bb_set` function, in one round trip. The functions are a Redis
-//!   Functions library (`FUNCTION LOAD`, `blockbloom_v3`), or `EVALSHA` scripts where
+//!   Functions library (`FUNCTION LOAD`, `blockbloom_v4`), or `EVALSHA` scripts where
 //!   functions are unavailable. Creating the parameter hash always goes through them, so
 //!   that exactly one process creates it.
 //! * **Memory**: a filter's shards are created at their full length, each in one allocation,
@@ -113,6 +113,7 @@
 mod batch;
 mod builder;
 mod error;
+mod expiring;
 mod front;
 mod local;
 mod meta;
@@ -127,6 +128,7 @@ use blockbloom::Layout;
 
 pub use builder::RedisBuilder;
 pub use error::{Error, Result};
+pub use expiring::RedisExpiringBloomFilter;
 pub use front::{LocalFront, SharedFilter};
 use meta::{Meta, Stored, SHARD_HEADER_BYTES};
 use net::Net;
@@ -228,6 +230,8 @@ impl RedisBloomFilter {
             cluster: false,
             direct: true,
             allow_eviction: false,
+            expire_after: None,
+            expiring: false,
         }
     }
 
@@ -330,7 +334,7 @@ impl RedisBloomFilter {
     /// the whole database), or another client found a loss first and re-incarnated the
     /// filter. Re-incarnates (or adopts the new incarnation), re-arms every shard, and
     /// returns the error to report: [`Error::StateLost`], or what went wrong on the way.
-    fn recover(&mut self, shard: &str) -> Error {
+    pub(crate) fn recover(&mut self, shard: &str) -> Error {
         match self.reincarnate() {
             Ok(()) => Error::StateLost {
                 name: self.name.clone(),
@@ -367,7 +371,7 @@ impl RedisBloomFilter {
     /// Writes our header into every shard whose header is missing or holds one of the
     /// incarnations `replace` (one pipelined call per shard).
     pub(crate) fn arm_all(&mut self, replace: &[u64]) -> Result<()> {
-        let header = self.meta.header(self.incarnation).to_vec();
+        let header = self.meta.armed_shard(self.incarnation);
         let calls: Vec<Call> = (0..self.num_shards())
             .map(|s| {
                 let mut head = vec![
@@ -394,7 +398,7 @@ impl RedisBloomFilter {
             redis::cmd("GETRANGE")
                 .arg(&key)
                 .arg(0)
-                .arg(SHARD_HEADER_BYTES - 1)
+                .arg(SHARD_HEADER_BYTES + 7) // an expiring shard's window follows
                 .query(c)
         })?;
         Meta::from_header(&h)

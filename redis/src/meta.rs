@@ -16,6 +16,16 @@ use crate::{Error, Result, BLOCK_BYTES, MAX_SHARD_BYTES};
 pub(crate) const META_FORMAT: u32 = 2;
 /// Bytes of a shard's header; the shard's blocks follow it.
 pub(crate) const SHARD_HEADER_BYTES: u64 = 64;
+/// An expiring filter's shard: its header, the window (8 bytes, little-endian), the newest
+/// epoch any call used (20 ASCII digits; zero bytes: none yet), then a ring of the last
+/// [`RING`] epochs whose generation was created (20 digits each, at `epoch % RING`).
+pub(crate) const CLOCK_BYTES: u64 = SHARD_HEADER_BYTES + 8 + 20 + RING * 20;
+/// Slots in the ring of created generations: more than the epochs a call reads (at most
+/// 4 + 2 × 4 + 1).
+pub(crate) const RING: u64 = 16;
+/// The bit of the header's `hashes` field that marks an expiring filter (readers that do
+/// not know it refuse the header: `hashes` out of range).
+const EXPIRES: u32 = 1 << 31;
 /// Most shards a filter may have: every call that visits all shards (open, re-arming,
 /// `to_local`) is bounded by it.
 pub(crate) const MAX_SHARDS: u64 = 1 << 16;
@@ -92,6 +102,8 @@ pub(crate) struct Meta {
     pub(crate) capacity: u64,
     pub(crate) fpr: f64,
     pub(crate) shard_blocks: u64,
+    /// An expiring filter's window in nanoseconds; 0 for a plain filter.
+    pub(crate) window_ns: u64,
 }
 
 /// A filter's identity and its current incarnation.
@@ -118,7 +130,11 @@ impl Meta {
             self.capacity,
             self.fpr.to_bits(),
             self.shard_blocks
-        )
+        ) + &if self.window_ns == 0 {
+            String::new()
+        } else {
+            format!(";window_ns={}", self.window_ns)
+        }
     }
 
     /// The parameter hash's fields for incarnation `inc`.
@@ -138,6 +154,9 @@ impl Meta {
             ),
             ("incarnation".into(), inc.to_string()),
         ]
+        .into_iter()
+        .chain((self.window_ns != 0).then(|| ("window_ns".into(), self.window_ns.to_string())))
+        .collect()
     }
 
     /// Whether `o` has the same parameters, ignoring the seed.
@@ -148,18 +167,25 @@ impl Meta {
             self.capacity,
             self.fpr.to_bits(),
             self.shard_blocks,
+            self.window_ns,
         ) == (
             o.blocks,
             o.hashes,
             o.capacity,
             o.fpr.to_bits(),
             o.shard_blocks,
+            o.window_ns,
         )
     }
 
     /// [`Error::Conflict`] naming the first parameter in which `stored` differs from ours.
     pub(crate) fn conflict(&self, stored: &Meta) -> Error {
         let fields = [
+            (
+                "expire_after",
+                window_text(stored.window_ns),
+                window_text(self.window_ns),
+            ),
             (
                 "capacity",
                 stored.capacity.to_string(),
@@ -201,6 +227,9 @@ impl Meta {
 
     /// Bytes of shard `i`: its header and its blocks (the last shard holds the rest).
     pub(crate) fn shard_len(&self, i: u64) -> u64 {
+        if self.window_ns != 0 {
+            return CLOCK_BYTES;
+        }
         let blocks = self.shard_blocks.min(self.blocks - i * self.shard_blocks);
         SHARD_HEADER_BYTES + blocks * BLOCK_BYTES
     }
@@ -257,6 +286,10 @@ impl Meta {
             capacity: num("capacity", get("capacity")?)?,
             fpr: num("fpr", get("fpr")?)?,
             shard_blocks: num("shard_blocks", get("shard_blocks")?)?,
+            window_ns: match get("window_ns") {
+                Ok(v) => num("window_ns", v)?,
+                Err(_) => 0,
+            },
         };
         let sum: u64 = num("checksum", get("checksum")?)?;
         if sum != xxh3_64(m.canonical().as_bytes()) {
@@ -285,10 +318,21 @@ impl Meta {
         h[32..40].copy_from_slice(&self.shard_blocks.to_le_bytes());
         h[40..48].copy_from_slice(&self.capacity.to_le_bytes());
         h[48..56].copy_from_slice(&self.fpr.to_bits().to_le_bytes());
-        h[56..60].copy_from_slice(&self.hashes.to_le_bytes());
+        let flag = if self.window_ns != 0 { EXPIRES } else { 0 };
+        h[56..60].copy_from_slice(&(self.hashes | flag).to_le_bytes());
         let sum = xxh3_64(&h[8..60]) as u32;
         h[60..64].copy_from_slice(&sum.to_le_bytes());
         h
+    }
+
+    /// What an expiring shard is armed with: its header, the window, and an empty clock.
+    pub(crate) fn armed_shard(&self, inc: u64) -> Vec<u8> {
+        let mut v = self.header(inc).to_vec();
+        if self.window_ns != 0 {
+            v.extend(self.window_ns.to_le_bytes());
+            v.resize(CLOCK_BYTES as usize, 0);
+        }
+        v
     }
 
     /// Parses a shard header: `None` for a missing one (all zero, or shorter: the shard is
@@ -299,6 +343,7 @@ impl Meta {
         }
         let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().expect("8 bytes"));
         let sum = u32::from_le_bytes(h[60..64].try_into().expect("4 bytes"));
+        let hashes = u32::from_le_bytes(h[56..60].try_into().expect("4 bytes"));
         if sum != xxh3_64(&h[8..60]) as u32 {
             return Err(Error::BadMeta(
                 "a shard header's checksum does not match".into(),
@@ -310,13 +355,30 @@ impl Meta {
             shard_blocks: u64_at(32),
             capacity: u64_at(40),
             fpr: f64::from_bits(u64_at(48)),
-            hashes: u32::from_le_bytes(h[56..60].try_into().expect("4 bytes")),
+            hashes: hashes & !EXPIRES,
+            window_ns: if hashes & EXPIRES != 0 {
+                // An expiring shard: the window follows the header.
+                match h.get(64..72) {
+                    Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")).max(1),
+                    None => return Err(Error::BadMeta("an expiring shard is cut short".into())),
+                }
+            } else {
+                0
+            },
         }
         .check()?;
         Ok(Some(Stored {
             meta,
             incarnation: u64::from_be_bytes(h[0..8].try_into().expect("8 bytes")),
         }))
+    }
+}
+
+/// A window for a message: `"none"` for a plain filter.
+fn window_text(ns: u64) -> String {
+    match ns {
+        0 => "none".into(),
+        ns => format!("{:?}", std::time::Duration::from_nanos(ns)),
     }
 }
 
@@ -362,7 +424,27 @@ mod tests {
             capacity: 40_000,
             fpr: 0.01,
             shard_blocks: 300,
+            window_ns: 0,
         }
+    }
+
+    #[test]
+    fn an_expiring_filter_s_window_is_in_its_fields_and_its_shards() {
+        let m = Meta {
+            window_ns: 2_000_000_000,
+            ..meta()
+        };
+        let pairs: Vec<String> = m.fields(9).into_iter().flat_map(|(a, b)| [a, b]).collect();
+        assert_eq!(Meta::parse(&pairs).unwrap().meta, m);
+        let shard = m.armed_shard(9);
+        assert_eq!(shard.len() as u64, m.shard_len(0));
+        assert_eq!(Meta::from_header(&shard).unwrap().unwrap().meta, m);
+        // A plain filter's fields and checksum are as before; the two never read as one.
+        assert!(!m.same_shape(&meta()) && !meta().fields(9).iter().any(|f| f.0 == "window_ns"));
+        assert_eq!(
+            Meta::from_header(&meta().header(9)).unwrap().unwrap().meta,
+            meta()
+        );
     }
 
     #[test]

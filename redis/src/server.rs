@@ -8,9 +8,9 @@ use crate::{net, Error, RedisBloomFilter, Result};
 /// The Lua source of the server side (see `src/blockbloom.lua`).
 const LUA: &str = include_str!("blockbloom.lua");
 /// Name of the function library; bump the suffix when the Lua changes incompatibly.
-const LIBRARY: &str = "blockbloom_v3";
+const LIBRARY: &str = "blockbloom_v4";
 /// Suffix of the function names in [`LIBRARY`].
-const VERSION: &str = "_v3";
+const VERSION: &str = "_v4";
 
 /// A server-side operation on one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,13 +28,29 @@ pub(crate) enum Op {
     Reincarnate,
     /// Write a shard's header unless it holds another incarnation.
     Arm,
+    /// An expiring filter's `insert_if_absent` in a shard and its generations.
+    XSet,
+    /// An expiring filter's `insert` (renewing the window).
+    XIns,
+    /// An expiring filter's `contains` (which may move the shard's newest epoch on).
+    XGet,
     /// Read whole blocks (plain commands): one `GETRANGE` per block start in `nums`, then
     /// the header's incarnation (`BITFIELD_RO … GET i64 0`), answered as one array.
     Read,
 }
 
 impl Op {
-    const ALL: [Op; 6] = [Op::Set, Op::Or, Op::Get, Op::Meta, Op::Reincarnate, Op::Arm];
+    const ALL: [Op; 9] = [
+        Op::Set,
+        Op::Or,
+        Op::Get,
+        Op::Meta,
+        Op::Reincarnate,
+        Op::Arm,
+        Op::XSet,
+        Op::XIns,
+        Op::XGet,
+    ];
 
     /// The Lua function body that runs it.
     fn body(self) -> &'static str {
@@ -45,6 +61,9 @@ impl Op {
             Op::Meta => "bb_meta",
             Op::Reincarnate => "bb_reincarnate",
             Op::Arm => "bb_arm",
+            Op::XSet => "bb_xset",
+            Op::XIns => "bb_xins",
+            Op::XGet => "bb_xget",
             Op::Read => unreachable!("plain commands only"),
         }
     }

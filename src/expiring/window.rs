@@ -37,6 +37,7 @@ const STAMPS: u64 = 15;
 /// assert_eq!((w.epoch(), w.generations(), w.tolerated_lag()), (Duration::from_secs(2), 4, 1));
 /// assert_eq!(w.epoch_of(UNIX_EPOCH + Duration::from_secs(9)), 4);
 /// assert_eq!(w.start_of(4), Duration::from_secs(8));
+/// assert_eq!(w.forgotten_after(), Duration::from_secs(10)); // 5 epochs: 25% slack
 /// assert!(ExpiryWindow::new(Duration::from_millis(999)).is_err());
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
@@ -101,7 +102,9 @@ impl ExpiryWindow {
     }
 
     /// How long after its insert a key is certainly forgotten: `(GENERATIONS + 1)` epochs.
-    pub(crate) fn forgotten_after(&self) -> Duration {
+    ///
+    /// Example at [`ExpiryWindow`].
+    pub fn forgotten_after(&self) -> Duration {
         self.epoch() * (GENERATIONS as u32 + 1)
     }
 

@@ -1,0 +1,447 @@
+//! [`RedisExpiringBloomFilter`]: an expiring filter shared through Redis, whose old
+//! generations the server itself frees.
+
+use std::hash::Hash;
+use std::time::{Duration, SystemTime};
+
+use blockbloom::ExpiryWindow;
+
+use crate::batch::answers;
+use crate::meta::{CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
+use crate::server::{Call, Op};
+use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
+
+/// Bytes per line in a generation: 128 slots of one bit.
+const GENERATION_LINE_BYTES: u64 = 16;
+
+/// An [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter) shared by every process that
+/// opens it by name: a key is seen for `expire_after` after the insert that added it, and
+/// new again at most 25% later, with the same epochs, the same slots and the same answers
+/// as the local filter of the same seed for the same keys and times.
+///
+/// # How it is stored
+/// Each shard `{name.i}.bits` holds the header (as a plain filter's shard), the window,
+/// the newest epoch any call used, and which generations exist. The bits live in
+/// *generations*: `{name.i}.g.<epoch>` holds, for every line of the shard, one bit per
+/// slot, set for the keys inserted in that epoch (where the local filter writes the
+/// epoch's stamp). A generation is created by the first insert of its epoch, at its full
+/// length, with `PEXPIREAT` set to when no caller can read it any more (4 epochs plus the
+/// tolerated lag after its own, plus a second): **the server frees old generations
+/// itself**; no client sweeps. Keys of one shard share a hash slot (the `{name.i}` tag), so
+/// a Redis Cluster spreads the shards and each call's generations are on one node.
+///
+/// # Guarantees
+/// As the local filter's, on the server's single-threaded calls: a key is present if each
+/// of its slots is set in a generation of the last 4 epochs (or up to the lag ahead); a
+/// caller works in its own epoch or the shard's newest less the lag, whichever is later
+/// (time going backwards never forgets a key); each shard's check-and-set is one atomic
+/// function call, so of several processes inserting one new key, at most one is told it
+/// is new — across an epoch change too. **Lost state is detected**: a generation the shard
+/// says was created but that is missing or of another incarnation (an eviction, a restart
+/// without persistence, or a server clock more than a second ahead of the clients') makes
+/// the call fail with [`Error::StateLost`] and re-arms the filter, as for
+/// [`RedisBloomFilter`]. `create`/`open` refuse `allkeys-*` and `volatile-*` eviction
+/// policies (generations have a TTL).
+///
+/// ```no_run
+/// use blockbloom_redis::RedisExpiringBloomFilter;
+/// use std::time::{Duration, SystemTime};
+///
+/// let day = Duration::from_secs(86_400);
+/// let url = "redis://127.0.0.1/";
+/// let mut seen = RedisExpiringBloomFilter::open_or_create(url, "crawl:fetched", 1_000_000, 0.01, 30 * day)?;
+/// assert_eq!(seen.insert_if_absent_many(&["https://a.example/", "https://a.example/"])?, [true, false]);
+/// assert!(seen.contains("https://a.example/")?);
+/// // With an explicit time (replaying a log, tests): forgotten 1.25 windows later.
+/// let t = SystemTime::now();
+/// seen.insert_many_at(&["https://b.example/"], t)?;
+/// assert_eq!(seen.contains_many_at(&["https://b.example/"], t + 29 * day)?, [true]);
+/// assert_eq!(seen.contains_many_at(&["https://b.example/"], t + seen.window().forgotten_after())?, [false]);
+/// assert_eq!((seen.expire_after(), seen.capacity(), seen.target_fpr()), (30 * day, 1_000_000, 0.01));
+/// let _other = RedisExpiringBloomFilter::open(url, "crawl:fetched")?; // its window from the server
+/// assert!(RedisExpiringBloomFilter::delete(url, "crawl:fetched")?);
+/// # Ok::<(), blockbloom_redis::Error>(())
+/// ```
+pub struct RedisExpiringBloomFilter {
+    inner: RedisBloomFilter,
+    window: ExpiryWindow,
+}
+
+impl std::fmt::Debug for RedisExpiringBloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisExpiringBloomFilter")
+            .field("filter", &self.inner)
+            .field("expire_after", &self.window.expire_after())
+            .finish()
+    }
+}
+
+impl RedisBuilder {
+    /// The window of an expiring filter ([`RedisExpiringBloomFilter`]): a key is seen for
+    /// at least this long after its insert. Needed to create one; when opening, an existing
+    /// filter with another window is refused ([`Error::Conflict`], field `"expire_after"`).
+    ///
+    /// Example at [`create_expiring`](Self::create_expiring).
+    pub fn expire_after(mut self, window: Duration) -> Self {
+        self.expire_after = Some(window);
+        self
+    }
+
+    /// Creates an expiring filter (capacity: distinct keys inserted per window).
+    ///
+    /// ```no_run
+    /// use blockbloom_redis::RedisExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let b = || RedisExpiringBloomFilter::builder("redis://127.0.0.1/", "news:seen");
+    /// let mut f = b().capacity(100_000).expire_after(Duration::from_secs(86_400)).create_expiring()?;
+    /// f.insert("https://example.com/today")?;
+    /// let g = b().open_expiring()?;
+    /// let h = b().capacity(100_000).expire_after(Duration::from_secs(86_400)).open_or_create_expiring()?;
+    /// assert_eq!((g.expire_after(), h.num_lines()), (f.expire_after(), f.num_lines()));
+    /// # Ok::<(), blockbloom_redis::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`create`](Self::create); [`Error::Filter`] without a window.
+    pub fn create_expiring(self) -> Result<RedisExpiringBloomFilter> {
+        RedisExpiringBloomFilter::wrap(self.expiring()?.create()?)
+    }
+
+    /// Opens an existing expiring filter (its window from the server). Example at
+    /// [`create_expiring`](Self::create_expiring).
+    pub fn open_expiring(mut self) -> Result<RedisExpiringBloomFilter> {
+        self.expiring = true;
+        RedisExpiringBloomFilter::wrap(self.open()?)
+    }
+
+    /// Opens the expiring filter, creating it if absent (as
+    /// [`open_or_create`](Self::open_or_create)). Example at
+    /// [`create_expiring`](Self::create_expiring).
+    pub fn open_or_create_expiring(self) -> Result<RedisExpiringBloomFilter> {
+        RedisExpiringBloomFilter::wrap(self.expiring()?.open_or_create()?)
+    }
+
+    fn expiring(mut self) -> Result<Self> {
+        let w = self
+            .expire_after
+            .ok_or(Error::Filter(blockbloom::Error::MissingWindow))?;
+        ExpiryWindow::new(w)?;
+        self.expiring = true;
+        Ok(self)
+    }
+}
+
+impl RedisBloomFilter {
+    /// Every generation key an expiring filter's shards name (none for a plain filter).
+    pub(crate) fn generation_keys(&mut self) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        if self.meta.window_ns == 0 {
+            return Ok(keys);
+        }
+        for i in 0..self.num_shards() {
+            let shard = self.shard_key(i);
+            let s2 = shard.clone();
+            let ring: Vec<u8> = self.with_key(&shard, |c| {
+                redis::cmd("GETRANGE")
+                    .arg(&s2)
+                    .arg(CLOCK_BYTES - RING * 20)
+                    .arg(CLOCK_BYTES - 1)
+                    .query(c)
+            })?;
+            for e in ring.chunks(20) {
+                if let Some(x) = std::str::from_utf8(e)
+                    .ok()
+                    .and_then(|t| t.parse::<u64>().ok())
+                {
+                    keys.push(generation_key(&shard, x));
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// The key of the generation of epoch `x` of `shard` (`{name.i}.bits`).
+fn generation_key(shard: &str, x: u64) -> String {
+    format!("{}g.{x}", &shard[..shard.len() - 4])
+}
+
+impl RedisExpiringBloomFilter {
+    fn wrap(inner: RedisBloomFilter) -> Result<Self> {
+        let window = ExpiryWindow::new(Duration::from_nanos(inner.meta.window_ns))?;
+        Ok(RedisExpiringBloomFilter { inner, window })
+    }
+
+    /// Options for `url` and filter `name` (then [`RedisBuilder::create_expiring`] and its
+    /// siblings).
+    ///
+    /// Example at [`RedisBuilder::create_expiring`].
+    pub fn builder(url: &str, name: &str) -> RedisBuilder {
+        RedisBloomFilter::builder(url, name)
+    }
+
+    /// Opens the expiring filter, creating it if absent; an existing one with another
+    /// capacity, rate or window is [`Error::Conflict`].
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn open_or_create(
+        url: &str,
+        name: &str,
+        capacity: u64,
+        fpr: f64,
+        expire_after: Duration,
+    ) -> Result<Self> {
+        Self::builder(url, name)
+            .capacity(capacity)
+            .fpr(fpr)
+            .expire_after(expire_after)
+            .open_or_create_expiring()
+    }
+
+    /// Opens an existing expiring filter.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn open(url: &str, name: &str) -> Result<Self> {
+        Self::builder(url, name).open_expiring()
+    }
+
+    /// Deletes the filter (its parameters, shards and generations) from one server.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn delete(url: &str, name: &str) -> Result<bool> {
+        RedisBloomFilter::builder(url, name).delete()
+    }
+
+    /// A second handle with its own connection (for another thread).
+    ///
+    /// Example at [`RedisBloomFilter::try_clone`].
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(RedisExpiringBloomFilter {
+            inner: self.inner.try_clone()?,
+            window: self.window,
+        })
+    }
+
+    /// One server call per shard the batch touches (pipelined): the answers of `op` for
+    /// `keys` at time `t`.
+    fn batch<K: Hash>(&mut self, op: Op, keys: &[K], t: SystemTime) -> Result<Vec<bool>> {
+        let mut out = vec![false; keys.len()];
+        if keys.is_empty() {
+            return Ok(out);
+        }
+        let f = &self.inner;
+        let k = f.meta.hashes as u64;
+        let per = f.meta.shard_blocks;
+        let mut by_shard: Vec<(u64, Vec<usize>, Vec<u64>)> = Vec::new();
+        for (idx, key) in keys.iter().enumerate() {
+            let p = f.layout.probe_slots(key);
+            let (shard, line) = (p.line() as u64 / per, p.line() as u64 % per);
+            let entry = match by_shard.iter_mut().find(|e| e.0 == shard) {
+                Some(e) => e,
+                None => {
+                    by_shard.push((shard, Vec::new(), vec![k]));
+                    by_shard.last_mut().expect("just pushed")
+                }
+            };
+            entry.1.push(idx);
+            entry.2.push(line);
+            let start = entry.2.len();
+            let mut m = p.slots();
+            while m != 0 {
+                entry.2.push(m.trailing_zeros() as u64);
+                m &= m - 1;
+            }
+            let first = entry.2[start];
+            entry.2.resize(start + k as usize, first);
+        }
+        let head = |shard: u64| {
+            let lines = per.min(f.meta.blocks - shard * per);
+            [
+                f.incarnation.to_be_bytes().to_vec(),
+                self.window.epoch_of(t).to_string().into_bytes(),
+                self.window.tolerated_lag().to_string().into_bytes(),
+                (SHARD_HEADER_BYTES + lines * GENERATION_LINE_BYTES)
+                    .to_string()
+                    .into_bytes(),
+                self.window.epoch().as_nanos().to_string().into_bytes(),
+            ]
+            .to_vec()
+        };
+        let (indices, calls): (Vec<Vec<usize>>, Vec<Call>) = by_shard
+            .into_iter()
+            .map(|(shard, idx, nums)| {
+                let call = Call {
+                    op,
+                    key: f.shard_key(shard),
+                    head: head(shard),
+                    nums,
+                };
+                (idx, call)
+            })
+            .unzip();
+        let replies = self.inner.run_calls(&calls)?;
+        let mut lost = None;
+        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
+            let Some(answers) = answers(reply, idx.len())? else {
+                lost.get_or_insert(call.key.clone());
+                continue;
+            };
+            for (&i, r) in idx.iter().zip(answers) {
+                out[i] = r == 1;
+            }
+        }
+        if let Some(shard) = lost {
+            return Err(self.inner.recover(&shard));
+        }
+        Ok(out)
+    }
+
+    /// `insert_if_absent` for a batch at `t`: `out[i]` is `true` iff `keys[i]` was not
+    /// seen within the window (fetch it); a key repeated in the batch is new at most once.
+    ///
+    /// # Errors
+    /// Any [`Error`]; then the batch may or may not have been applied (see
+    /// [`RedisBloomFilter`]'s faults).
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn insert_if_absent_many_at<K: Hash>(
+        &mut self,
+        keys: &[K],
+        t: SystemTime,
+    ) -> Result<Vec<bool>> {
+        self.batch(Op::XSet, keys, t)
+    }
+
+    /// [`insert_if_absent_many_at`](Self::insert_if_absent_many_at) now.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn insert_if_absent_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
+        self.batch(Op::XSet, keys, SystemTime::now())
+    }
+
+    /// Whether each key was inserted within the window before `t`.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn contains_many_at<K: Hash>(&mut self, keys: &[K], t: SystemTime) -> Result<Vec<bool>> {
+        self.batch(Op::XGet, keys, t)
+    }
+
+    /// [`contains_many_at`](Self::contains_many_at) now.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn contains_many<K: Hash>(&mut self, keys: &[K]) -> Result<Vec<bool>> {
+        self.batch(Op::XGet, keys, SystemTime::now())
+    }
+
+    /// Inserts the keys at `t`, renewing the window of those present.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn insert_many_at<K: Hash>(&mut self, keys: &[K], t: SystemTime) -> Result<()> {
+        self.batch(Op::XIns, keys, t).map(drop)
+    }
+
+    /// [`insert_many_at`](Self::insert_many_at) now.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn insert_many<K: Hash>(&mut self, keys: &[K]) -> Result<()> {
+        self.batch(Op::XIns, keys, SystemTime::now()).map(drop)
+    }
+
+    /// Inserts `key` now; `Ok(true)` if it was not seen within the window.
+    ///
+    /// Example at [`RedisBuilder::create_expiring`].
+    pub fn insert_if_absent<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        Ok(self.batch(Op::XSet, &[key], SystemTime::now())?[0])
+    }
+
+    /// Inserts `key` now.
+    ///
+    /// Example at [`RedisBuilder::create_expiring`].
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) -> Result<()> {
+        self.batch(Op::XIns, &[key], SystemTime::now()).map(drop)
+    }
+
+    /// Whether `key` was inserted within the window.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn contains<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        Ok(self.batch(Op::XGet, &[key], SystemTime::now())?[0])
+    }
+
+    /// The epochs of the window.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn window(&self) -> &ExpiryWindow {
+        &self.window
+    }
+
+    /// The window.
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn expire_after(&self) -> Duration {
+        self.window.expire_after()
+    }
+
+    /// The filter's name. Example at [`RedisBloomFilter`].
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// Distinct keys per window it was sized for. Example at [`RedisExpiringBloomFilter`].
+    pub fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+
+    /// The rate it was sized for. Example at [`RedisExpiringBloomFilter`].
+    pub fn target_fpr(&self) -> f64 {
+        self.inner.target_fpr()
+    }
+
+    /// Lines (of 128 slots), as the local filter's
+    /// [`num_lines`](blockbloom::ExpiringBloomFilter::num_lines). Example at
+    /// [`RedisBuilder::create_expiring`].
+    pub fn num_lines(&self) -> u64 {
+        self.inner.num_lines()
+    }
+
+    /// Slots per key. Example at [`RedisBloomFilter`].
+    pub fn num_hashes(&self) -> u32 {
+        self.inner.num_hashes()
+    }
+
+    /// Number of shards. Example at [`RedisBloomFilter`].
+    pub fn num_shards(&self) -> u64 {
+        self.inner.num_shards()
+    }
+
+    /// The current incarnation (see [`Error::StateLost`]). Example at [`RedisBloomFilter`].
+    pub fn incarnation(&self) -> u64 {
+        self.inner.incarnation()
+    }
+
+    /// [`RedisBloomFilter::wait_for_replicas`].
+    ///
+    /// Example at [`RedisBloomFilter`].
+    pub fn wait_for_replicas(&mut self, replicas: u64, timeout: Duration) -> Result<u64> {
+        self.inner.wait_for_replicas(replicas, timeout)
+    }
+
+    /// The Redis keys of the generations that exist now (for operators and tests: `TTL`,
+    /// `MEMORY USAGE`).
+    ///
+    /// Example at [`RedisExpiringBloomFilter`].
+    pub fn generation_keys(&mut self) -> Result<Vec<String>> {
+        let keys = self.inner.generation_keys()?;
+        let mut out = Vec::new();
+        for k in keys {
+            let k2 = k.clone();
+            let n: i64 = self
+                .inner
+                .with_key(&k, |c| redis::cmd("EXISTS").arg(&k2).query(c))?;
+            if n == 1 {
+                out.push(k);
+            }
+        }
+        Ok(out)
+    }
+}
