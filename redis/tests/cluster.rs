@@ -89,3 +89,53 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     }
     assert!(!delete().unwrap());
 }
+
+/// An expiring filter on the cluster: its generations are created on the node of their
+/// shard (the function derives their names from the shard's hash tag), and it answers as
+/// the local expiring filter at injected times across two windows.
+#[test]
+fn an_expiring_filter_on_a_cluster_answers_as_a_local_one() {
+    if !common::available() {
+        return;
+    }
+    use std::time::{Duration, UNIX_EPOCH};
+    let nodes = common::cluster(None);
+    let day = Duration::from_secs(86_400);
+    let mut f = blockbloom_redis::RedisExpiringBloomFilter::builder(&nodes[0].url(), "xc")
+        .capacity(20_000)
+        .seed(78)
+        .expire_after(day)
+        .shard_bytes(1024)
+        .cluster()
+        .create_expiring()
+        .unwrap();
+    assert!(f.num_shards() > 20);
+    let local = blockbloom::ExpiringBloomFilter::builder()
+        .expire_after(day)
+        .capacity(20_000)
+        .seed(78)
+        .build()
+        .unwrap();
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    let (stream, _) = blockbloom_workload::dup_stream(30_000, 0.5, 4);
+    let keys: Vec<String> = stream.iter().map(|&i| url(i)).collect();
+    for (i, chunk) in keys.chunks(1000).enumerate() {
+        let t = t0 + day / 12 * i as u32; // 30 chunks: 2.5 days
+        let remote = f.insert_if_absent_many_at(chunk, t).unwrap();
+        let mut mine = vec![false; chunk.len()];
+        local.insert_if_absent_many_at(chunk, t, &mut mine);
+        assert!(remote == mine, "chunk {i} differs");
+    }
+    for s in &nodes {
+        let gens: Vec<String> = redis::cmd("KEYS")
+            .arg("*.g.*")
+            .query(&mut s.conn())
+            .unwrap();
+        assert!(
+            gens.len() > 5,
+            "node {} holds {} generations",
+            s.port,
+            gens.len()
+        );
+    }
+}
