@@ -389,15 +389,12 @@ impl ExpiringBloomFilter {
     }
 
     /// Where each key's stamps lie ([`Layout::probe_slots`]; the clock line is not counted).
-    ///
     /// Example at [`SlotProbe`](crate::SlotProbe).
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
-    /// The epochs of its window.
-    ///
-    /// Example at [`ExpiryWindow`].
+    /// The epochs of its window. Example at [`ExpiryWindow`].
     pub fn window(&self) -> &ExpiryWindow {
         &self.window
     }
