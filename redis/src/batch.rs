@@ -13,7 +13,7 @@ use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
 
 /// The per-key answers of a function call (`{1, a1, a2, …}`), or `None` if the shard's
 /// header was not the caller's incarnation (`{0, header}`).
-pub(crate) fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
+fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
     let answers: Vec<i64> = match reply {
         Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
             redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
@@ -95,10 +95,23 @@ impl RedisBloomFilter {
                 _ => self.read_present(keys.len(), &indices, &calls),
             };
         }
+        self.call_and_answer(&indices, &calls, &mut out)?;
+        Ok(out)
+    }
+
+    /// Runs one function call per shard (`calls`, for the keys at `indices`) and writes each
+    /// key's answer into `out`; a shard not of our incarnation is a loss, recovered from
+    /// ([`Error::StateLost`]).
+    pub(crate) fn call_and_answer(
+        &mut self,
+        indices: &[Vec<usize>],
+        calls: &[Call],
+        out: &mut [bool],
+    ) -> Result<()> {
         // `run_calls` answers every call or fails.
-        let replies = self.run_calls(&calls)?;
+        let replies = self.run_calls(calls)?;
         let mut lost = None;
-        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
+        for ((idx, call), reply) in indices.iter().zip(calls).zip(replies) {
             let Some(answers) = answers(reply, idx.len())? else {
                 lost.get_or_insert(call.key.clone());
                 continue;
@@ -107,10 +120,10 @@ impl RedisBloomFilter {
                 out[i] = r == 1;
             }
         }
-        if let Some(shard) = lost {
-            return Err(self.recover(&shard));
+        match lost {
+            Some(shard) => Err(self.recover(&shard)),
+            None => Ok(()),
         }
-        Ok(out)
     }
 
     /// The bits of a plain `BITFIELD` reply (`GET i64 0` first): `None` if the shard's

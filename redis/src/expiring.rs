@@ -6,7 +6,6 @@ use std::time::{Duration, SystemTime};
 
 use blockbloom::ExpiryWindow;
 
-use crate::batch::answers;
 use crate::meta::{CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
 use crate::server::{Call, Op};
 use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
@@ -279,20 +278,7 @@ impl RedisExpiringBloomFilter {
                 (idx, call)
             })
             .unzip();
-        let replies = self.inner.run_calls(&calls)?;
-        let mut lost = None;
-        for ((idx, call), reply) in indices.iter().zip(&calls).zip(replies) {
-            let Some(answers) = answers(reply, idx.len())? else {
-                lost.get_or_insert(call.key.clone());
-                continue;
-            };
-            for (&i, r) in idx.iter().zip(answers) {
-                out[i] = r == 1;
-            }
-        }
-        if let Some(shard) = lost {
-            return Err(self.inner.recover(&shard));
-        }
+        self.inner.call_and_answer(&indices, &calls, &mut out)?;
         Ok(out)
     }
 

@@ -334,7 +334,7 @@ impl RedisBloomFilter {
     /// the whole database), or another client found a loss first and re-incarnated the
     /// filter. Re-incarnates (or adopts the new incarnation), re-arms every shard, and
     /// returns the error to report: [`Error::StateLost`], or what went wrong on the way.
-    pub(crate) fn recover(&mut self, shard: &str) -> Error {
+    fn recover(&mut self, shard: &str) -> Error {
         match self.reincarnate() {
             Ok(()) => Error::StateLost {
                 name: self.name.clone(),
