@@ -37,7 +37,7 @@ pub(crate) struct ExpiringBloomFilter {
 
 /// Seconds (an int or float) or a `datetime.timedelta` as a `Duration`; `ValueError` for
 /// a negative, infinite or NaN one.
-fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+pub(crate) fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
     let secs: f64 = if obj.hasattr("total_seconds")? {
         obj.call_method0("total_seconds")?.extract()?
     } else {
@@ -48,7 +48,7 @@ fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
 }
 
 /// `at` (seconds since 1970) as a time, or now.
-fn time(at: Option<f64>) -> PyResult<SystemTime> {
+pub(crate) fn time(at: Option<f64>) -> PyResult<SystemTime> {
     match at {
         None => Ok(SystemTime::now()),
         Some(s) => Duration::try_from_secs_f64(s)
@@ -60,7 +60,7 @@ fn time(at: Option<f64>) -> PyResult<SystemTime> {
 }
 
 /// A time as seconds since 1970, as `time.time()` gives it.
-fn seconds(t: SystemTime) -> f64 {
+pub(crate) fn seconds(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs_f64()

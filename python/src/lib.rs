@@ -4,8 +4,8 @@
 //! written by `blockbloom dedup` or a Rust program answers the same here.
 //!
 //! One file per class (`bloom.rs`, `growable.rs`, `counting.rs`, `expiring.rs`, `bitset.rs`,
-//! `redis.rs`),
-//! with what they share in `keys.rs` (keys and batches) and `errors.rs` (exceptions).
+//! `redis.rs`, `redis_expiring.rs`), with what they share in `keys.rs` (keys and batches)
+//! and `errors.rs` (exceptions).
 
 mod bitset;
 mod bloom;
@@ -15,6 +15,7 @@ mod expiring;
 mod growable;
 mod keys;
 mod redis;
+mod redis_expiring;
 
 pub(crate) use bitset::AtomicBitSet;
 pub(crate) use bloom::BloomFilter;
@@ -24,6 +25,7 @@ pub(crate) use expiring::ExpiringBloomFilter;
 pub(crate) use growable::GrowableBloomFilter;
 pub(crate) use keys::*;
 pub(crate) use redis::RedisBloomFilter;
+pub(crate) use redis_expiring::RedisExpiringBloomFilter;
 
 use pyo3::prelude::*;
 
@@ -35,6 +37,7 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ExpiringBloomFilter>()?;
     m.add_class::<AtomicBitSet>()?;
     m.add_class::<RedisBloomFilter>()?;
+    m.add_class::<RedisExpiringBloomFilter>()?;
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
     m.add("RedisError", m.py().get_type::<RedisError>())?;
     m.add("StateLost", m.py().get_type::<StateLost>())?;

@@ -44,16 +44,51 @@ pub(crate) struct RedisBloomFilter {
 
 #[derive(Clone)]
 pub(crate) struct RedisArgs {
-    url: String,
-    name: String,
-    capacity: u64,
-    fpr: f64,
-    local_front: Option<u64>,
-    local_fpr: f64,
-    allow_eviction: bool,
-    timeout: f64,
-    cluster: bool,
-    shard_bytes: Option<u64>,
+    pub(crate) url: String,
+    pub(crate) name: String,
+    pub(crate) capacity: u64,
+    pub(crate) fpr: f64,
+    pub(crate) local_front: Option<u64>,
+    pub(crate) local_fpr: f64,
+    pub(crate) allow_eviction: bool,
+    pub(crate) timeout: f64,
+    pub(crate) cluster: bool,
+    pub(crate) shard_bytes: Option<u64>,
+}
+
+impl RedisArgs {
+    /// The builder these arguments describe, finished by `open` with the GIL released
+    /// (shared by `RedisBloomFilter` and `RedisExpiringBloomFilter`).
+    pub(crate) fn open<F: Send>(
+        &self,
+        py: Python<'_>,
+        open: impl FnOnce(blockbloom_redis::RedisBuilder) -> blockbloom_redis::Result<F> + Send,
+    ) -> PyResult<F> {
+        let timeout = self.timeout;
+        let io = std::time::Duration::try_from_secs_f64(timeout)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "timeout must be a number of seconds > 0, not {timeout}"
+                ))
+            })?;
+        py.detach(|| {
+            let mut b = blockbloom_redis::RedisBloomFilter::builder(&self.url, &self.name)
+                .capacity(self.capacity)
+                .fpr(self.fpr)
+                .allow_eviction(self.allow_eviction)
+                .timeout(io);
+            if self.cluster {
+                b = b.cluster();
+            }
+            if let Some(bytes) = self.shard_bytes {
+                b = b.shard_bytes(bytes);
+            }
+            open(b)
+        })
+        .map_err(redis_err)
+    }
 }
 
 impl RedisBloomFilter {
@@ -72,31 +107,7 @@ impl RedisBloomFilter {
             ) -> blockbloom_redis::Result<blockbloom_redis::RedisBloomFilter>
             + Send,
     ) -> PyResult<Self> {
-        let timeout = args.timeout;
-        let io = std::time::Duration::try_from_secs_f64(timeout)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "timeout must be a number of seconds > 0, not {timeout}"
-                ))
-            })?;
-        let f = py
-            .detach(|| {
-                let mut b = blockbloom_redis::RedisBloomFilter::builder(&args.url, &args.name)
-                    .capacity(args.capacity)
-                    .fpr(args.fpr)
-                    .allow_eviction(args.allow_eviction)
-                    .timeout(io);
-                if args.cluster {
-                    b = b.cluster();
-                }
-                if let Some(bytes) = args.shard_bytes {
-                    b = b.shard_bytes(bytes);
-                }
-                open(b)
-            })
-            .map_err(redis_err)?;
+        let f = args.open(py, open)?;
         let remote: Remote = match args.local_front {
             Some(c) => Box::new(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
             None => Box::new(f),
@@ -106,6 +117,15 @@ impl RedisBloomFilter {
             args,
         })
     }
+}
+
+/// `wait_for_replicas`' `timeout` as a `Duration` (`ValueError` if negative or not a number).
+pub(crate) fn wait_timeout(timeout: f64) -> PyResult<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(timeout).map_err(|_| {
+        PyValueError::new_err(format!(
+            "timeout must be a number of seconds >= 0, not {timeout}"
+        ))
+    })
 }
 
 #[pymethods]
@@ -261,7 +281,12 @@ impl RedisBloomFilter {
     /// whether it existed.
     #[staticmethod]
     #[pyo3(signature = (url, name, cluster = false))]
-    fn delete(py: Python<'_>, url: String, name: String, cluster: bool) -> PyResult<bool> {
+    pub(crate) fn delete(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        cluster: bool,
+    ) -> PyResult<bool> {
         py.detach(|| {
             let b = blockbloom_redis::RedisBloomFilter::builder(&url, &name);
             if cluster { b.cluster() } else { b }.delete()
@@ -279,11 +304,7 @@ impl RedisBloomFilter {
         replicas: Unsigned<u64>,
         timeout: f64,
     ) -> PyResult<u64> {
-        let timeout = std::time::Duration::try_from_secs_f64(timeout).map_err(|_| {
-            PyValueError::new_err(format!(
-                "timeout must be a number of seconds >= 0, not {timeout}"
-            ))
-        })?;
+        let timeout = wait_timeout(timeout)?;
         py.detach(|| self.lock().shared().wait_for_replicas(replicas.0, timeout))
             .map_err(redis_err)
     }

@@ -25,12 +25,12 @@ is not read).
 Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
 the in-process filter, which grows past it; the whole Redis filter; with
 ``BLOCKBLOOM_EXPIRE_AFTER``, the distinct requests per window), ``BLOCKBLOOM_EXPIRE_AFTER``
-(in-process only: seconds after which a request's fingerprint is forgotten and the page
-fetched again — a re-crawl interval; an ``ExpiringBloomFilter``, in ``JOBDIR`` the file
-``blockbloom.seen`` records its window, and another window is refused), ``BLOCKBLOOM_FPR``
-(the rate of requests wrongly taken as seen, default 1e-5), ``BLOCKBLOOM_LOCAL_FRONT``
-(Redis only: requests a process remembers in memory to skip round trips for its repeats;
-0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
+(seconds after which a request's fingerprint is forgotten and the page fetched again — a
+re-crawl interval: an ``ExpiringBloomFilter``, whose file in ``JOBDIR`` records its window,
+or a ``RedisExpiringBloomFilter``, whose window is recorded in Redis; another window is
+refused), ``BLOCKBLOOM_FPR`` (the rate of requests wrongly taken as seen, default 1e-5),
+``BLOCKBLOOM_LOCAL_FRONT`` (Redis only, without expiry: requests a process remembers in
+memory to skip round trips for its repeats; 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
 for a reply before a request is taken as new, default 5), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
 ``blockbloom/redis_errors`` (requests taken as new because Redis could not answer), and
 ``blockbloom/requests_past_capacity`` (requests decided while the in-process filter could
@@ -47,7 +47,14 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from scrapy.dupefilters import BaseDupeFilter
 
-from . import ExpiringBloomFilter, GrowableBloomFilter, RedisBloomFilter, RedisError, StateLost
+from . import (
+    ExpiringBloomFilter,
+    GrowableBloomFilter,
+    RedisBloomFilter,
+    RedisError,
+    RedisExpiringBloomFilter,
+    StateLost,
+)
 
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
@@ -242,7 +249,11 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``: one blockbloom filter in
     Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default ``<spider>:dupefilter``),
-    shared by every crawler process; at most one process enqueues any request."""
+    shared by every crawler process; at most one process enqueues any request. With
+    ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``, seconds) the filter is a
+    ``RedisExpiringBloomFilter``: a request is a duplicate only if some process saw it
+    within the last ``expire_after`` seconds (it is forgotten at most 25% later), and
+    ``local_front`` is not used (a process's own memory would outlive the window)."""
 
     def __init__(
         self,
@@ -254,20 +265,23 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         fpr: float = DEFAULT_FPR,
         local_front: int = DEFAULT_LOCAL_FRONT,
         timeout: float = DEFAULT_REDIS_TIMEOUT,
+        expire_after: Optional[float] = None,
         fingerprinter: Any = None,
         stats: Any = None,
     ) -> None:
         self._init_log(debug, stats)
         self.url, self.key = url, key
         self.fingerprinter = fingerprinter
-        self._params = (capacity, fpr, local_front or None, timeout)
+        self._params = (capacity, fpr, local_front or None, timeout, expire_after or None)
         # While Redis cannot answer: the fingerprints let through meanwhile.
         self._failing = False
         self._let_through: set[bytes] = set()
-        self.seen: Optional[RedisBloomFilter] = self._open()
+        self.seen: Optional[RedisBloomFilter | RedisExpiringBloomFilter] = self._open()
 
-    def _open(self) -> RedisBloomFilter:
-        capacity, fpr, front, timeout = self._params
+    def _open(self) -> RedisBloomFilter | RedisExpiringBloomFilter:
+        capacity, fpr, front, timeout, expire_after = self._params
+        if expire_after:
+            return RedisExpiringBloomFilter(self.url, self.key, capacity, fpr, expire_after=expire_after, timeout=timeout)
         return RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
 
     @classmethod
@@ -275,15 +289,11 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         """The filter for the crawler's spider (or ``spider_name``) on the Redis server
         scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
         with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
-        ``BLOCKBLOOM_REDIS_TIMEOUT`` and ``DUPEFILTER_DEBUG``. ``BLOCKBLOOM_EXPIRE_AFTER``
-        raises ``ValueError``: the filter in Redis does not expire yet, and a crawl must not
-        run believing it does."""
+        ``BLOCKBLOOM_REDIS_TIMEOUT``, ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset:
+        never forget) and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
+        capacity, rate or window (or one that expires, asked for one that does not, and
+        the other way round) is a ``RedisError``: the crawl does not start."""
         s = crawler.settings
-        if s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0):
-            raise ValueError(
-                "BLOCKBLOOM_EXPIRE_AFTER: RedisBloomDupeFilter has no expiring filter yet; "
-                "use BloomDupeFilter (JOBDIR) or unset it"
-            )
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
         return cls(
@@ -294,6 +304,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
             timeout=s.getfloat("BLOCKBLOOM_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT),
+            expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
         )

@@ -1,0 +1,255 @@
+//! `RedisExpiringBloomFilter`: an expiring filter in Redis shared by a fleet, whose old
+//! generations the server frees.
+
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+use crate::expiring::{duration, time};
+use crate::redis::{wait_timeout, RedisArgs};
+use crate::*;
+
+/// An `ExpiringBloomFilter` in Redis shared by many processes: a key is seen for
+/// `expire_after` seconds after the insert that added it and new again at most 25% later,
+/// with the same answers as an `ExpiringBloomFilter` of the same seed; of all the processes
+/// offering the same new key, at most one gets `True`, also across a change of epoch and
+/// with clocks up to a second apart.
+///
+/// Opens filter `name` at `url`, creating it for `capacity` distinct keys per window at
+/// rate `fpr` if it does not exist; an existing one with another capacity, rate or window
+/// is a `RedisError`, and so is a plain `RedisBloomFilter` of that name. `expire_after` is
+/// seconds (at least 1) or a `datetime.timedelta`. Old generations are Redis keys with an
+/// expiry time, so the server frees them itself. `allow_eviction`, `timeout`, `cluster` and
+/// `shard_bytes` as for `RedisBloomFilter` (a server that may evict keys, `allkeys-*` or
+/// `volatile-*`, is refused without `allow_eviction`). There is no local front: a process's
+/// own memory of a key would outlive the shared window. The optional `at` of the key
+/// methods is the time of the call in seconds since 1970 (`time.time()`, the default).
+///
+/// >>> seen = RedisExpiringBloomFilter("redis://127.0.0.1/", "crawl:fetched", 10_000_000, expire_after=30 * 86400)  # doctest: +SKIP
+/// >>> seen.insert_if_absent("https://example.com/")  # doctest: +SKIP
+/// True
+/// >>> seen.insert_if_absent("https://example.com/", at=time.time() + 38 * 86400)  # doctest: +SKIP
+/// True
+#[pyclass(frozen, module = "blockbloom")]
+pub(crate) struct RedisExpiringBloomFilter {
+    /// Locked with the GIL released (the holder may be waiting on Redis without the GIL).
+    remote: Mutex<blockbloom_redis::RedisExpiringBloomFilter>,
+    /// The constructor's arguments, for pickling (`local_front` unused).
+    args: RedisArgs,
+    expire_after: f64,
+}
+
+impl RedisExpiringBloomFilter {
+    /// The connection; call it with the GIL released (see `remote`).
+    fn lock(&self) -> std::sync::MutexGuard<'_, blockbloom_redis::RedisExpiringBloomFilter> {
+        self.remote.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `op` on the keys of `keys` (an iterable) at `at`, with the GIL released.
+    fn batch<T: Send>(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        op: impl FnOnce(
+                &mut blockbloom_redis::RedisExpiringBloomFilter,
+                &[Key<'_>],
+            ) -> blockbloom_redis::Result<T>
+            + Send,
+    ) -> PyResult<T> {
+        let tuple = key_tuple(keys)?;
+        let ks = tuple_keys(&tuple)?;
+        py.detach(|| op(&mut self.lock(), &ks)).map_err(redis_err)
+    }
+
+    /// `op` on one key, as a batch of one.
+    fn one<T: Send>(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        op: impl FnOnce(
+                &mut blockbloom_redis::RedisExpiringBloomFilter,
+                &[Key<'_>],
+            ) -> blockbloom_redis::Result<Vec<T>>
+            + Send,
+    ) -> PyResult<T> {
+        let tuple = PyTuple::new(py, [key])?;
+        let ks = tuple_keys(&tuple)?;
+        let mut answers = py.detach(|| op(&mut self.lock(), &ks)).map_err(redis_err)?;
+        Ok(answers.remove(0))
+    }
+}
+
+#[pymethods]
+impl RedisExpiringBloomFilter {
+    // The parameters are documented on the class, which is where Python shows them.
+    #[new]
+    #[pyo3(
+        signature = (url, name, capacity, fpr = 0.01, *, expire_after, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None),
+        text_signature = "(url, name, capacity, fpr=0.01, *, expire_after, allow_eviction=False, timeout=5.0, cluster=False, shard_bytes=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        url: String,
+        name: String,
+        capacity: Unsigned<u64>,
+        fpr: f64,
+        expire_after: &Bound<'_, PyAny>,
+        allow_eviction: bool,
+        timeout: f64,
+        cluster: bool,
+        shard_bytes: Option<Unsigned<u64>>,
+    ) -> PyResult<Self> {
+        let window = duration(expire_after)?;
+        let args = RedisArgs {
+            url,
+            name,
+            capacity: capacity.0,
+            fpr,
+            local_front: None,
+            local_fpr: 0.001,
+            allow_eviction,
+            timeout,
+            cluster,
+            shard_bytes: shard_bytes.map(|b| b.0),
+        };
+        let f = args.open(py, |b| b.expire_after(window).open_or_create_expiring())?;
+        Ok(RedisExpiringBloomFilter {
+            expire_after: f.expire_after().as_secs_f64(),
+            remote: Mutex::new(f),
+            args,
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let a = me.args.clone();
+        // Keyword-only `expire_after`: rebuilt through `functools.partial`.
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("expire_after", me.expire_after)?;
+        kwargs.set_item("allow_eviction", a.allow_eviction)?;
+        kwargs.set_item("timeout", a.timeout)?;
+        kwargs.set_item("cluster", a.cluster)?;
+        kwargs.set_item("shard_bytes", a.shard_bytes)?;
+        let partial = py.import("functools")?.getattr("partial")?;
+        let make = partial.call((py.get_type::<RedisExpiringBloomFilter>(),), Some(&kwargs))?;
+        let args = (a.url, a.name, a.capacity, a.fpr).into_pyobject(py)?;
+        Ok((make, args.into_any()))
+    }
+
+    /// Inserts `key` at `at` (default now) if no process inserted it within the window:
+    /// `True` (fetch it) or `False`. Of every process offering the same new key at once, at
+    /// most one gets `True`. `RedisError` if Redis cannot answer (`StateLost` if the
+    /// filter's state was lost: re-send the key). Keys are `str` or `bytes`.
+    #[pyo3(signature = (key, at = None))]
+    fn insert_if_absent(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        at: Option<f64>,
+    ) -> PyResult<bool> {
+        let t = time(at)?;
+        self.one(py, key, |f, ks| f.insert_if_absent_many_at(ks, t))
+    }
+
+    /// `insert_if_absent` for every key of `keys`, all at `at`, in one round trip (a
+    /// server-side call per shard the batch touches, pipelined). Every key is read first:
+    /// a bad key raises `TypeError` and nothing is sent.
+    #[pyo3(signature = (keys, at = None))]
+    fn insert_if_absent_many(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        at: Option<f64>,
+    ) -> PyResult<Vec<bool>> {
+        let t = time(at)?;
+        self.batch(py, keys, |f, ks| f.insert_if_absent_many_at(ks, t))
+    }
+
+    /// Whether any process inserted `key` within the window before `at` (default now).
+    #[pyo3(signature = (key, at = None))]
+    fn contains(&self, py: Python<'_>, key: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<bool> {
+        let t = time(at)?;
+        self.one(py, key, |f, ks| f.contains_many_at(ks, t))
+    }
+
+    /// `key in f`: `contains(key)` now.
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.contains(py, key, None)
+    }
+
+    /// `[f.contains(key, at) for key in keys]`, in one round trip.
+    #[pyo3(signature = (keys, at = None))]
+    fn contains_many(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        at: Option<f64>,
+    ) -> PyResult<Vec<bool>> {
+        let t = time(at)?;
+        self.batch(py, keys, |f, ks| f.contains_many_at(ks, t))
+    }
+
+    /// Inserts every key of `keys` at `at` (default now), in one round trip: each is seen
+    /// for the window from then on, also if it was present (an insert renews the window).
+    #[pyo3(signature = (keys, at = None))]
+    fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<()> {
+        let t = time(at)?;
+        self.batch(py, keys, |f, ks| f.insert_many_at(ks, t))
+    }
+
+    /// Deletes filter `name` (its parameters, shards and generations, on every node of a
+    /// cluster); whether it existed.
+    #[staticmethod]
+    #[pyo3(signature = (url, name, cluster = false))]
+    fn delete(py: Python<'_>, url: String, name: String, cluster: bool) -> PyResult<bool> {
+        RedisBloomFilter::delete(py, url, name, cluster)
+    }
+
+    /// Waits until `replicas` replicas have acknowledged every write this object sent
+    /// (Redis `WAIT`), for at most `timeout` seconds; returns how many did.
+    #[pyo3(signature = (replicas, timeout = 1.0))]
+    fn wait_for_replicas(
+        &self,
+        py: Python<'_>,
+        replicas: Unsigned<u64>,
+        timeout: f64,
+    ) -> PyResult<u64> {
+        let timeout = wait_timeout(timeout)?;
+        py.detach(|| self.lock().wait_for_replicas(replicas.0, timeout))
+            .map_err(redis_err)
+    }
+
+    /// The names of the generations that exist now (Redis keys with an expiry time).
+    fn generation_keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.detach(|| self.lock().generation_keys())
+            .map_err(redis_err)
+    }
+
+    /// The window, in seconds.
+    #[getter]
+    fn expire_after(&self) -> f64 {
+        self.expire_after
+    }
+
+    /// Seconds after its insert by which a key is certainly forgotten (five epochs).
+    #[getter]
+    fn forgotten_after(&self, py: Python<'_>) -> f64 {
+        py.detach(|| self.lock().window().forgotten_after().as_secs_f64())
+    }
+
+    /// The filter's name, capacity, rate and window; not the URL, which may hold a
+    /// password.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let a = &self.args;
+        Ok(format!(
+            "RedisExpiringBloomFilter(name={}, capacity={}, fpr={}, expire_after={})",
+            PyString::new(py, &a.name).repr()?,
+            a.capacity,
+            a.fpr,
+            self.expire_after
+        ))
+    }
+}
