@@ -1,8 +1,9 @@
 //! URLs/s and append-only-file bytes of `insert_if_absent_many`, on a 50%-repeat stream and
-//! a crawl's link stream (97% repeats), with the default two steps (read the keys'
-//! blocks, then set only the missing bits) and with the Lua function
-//! (`direct_bitfield(false)`). Builds of blockbloom-redis before the shard headers ran the
-//! same source with one `BITFIELD` setting every bit of every key as their default.
+//! a crawl's link stream (97% repeats), with the default two steps (read the keys' bits,
+//! then set only the missing ones) and with the Lua function (`direct_bitfield(false)`),
+//! for the plain filter and for the expiring one (`RedisExpiringBloomFilter`, a 30-day
+//! window). Builds of blockbloom-redis before the shard headers ran the same source with
+//! one `BITFIELD` setting every bit of every key as their default.
 //!
 //! ```text
 //! redis-server --port 6391 --save "" --appendonly yes --appendfsync everysec &
@@ -13,7 +14,7 @@
 //! stream's distinct count at 1%; the database is flushed before each run and the AOF
 //! rewritten, so each AOF figure is that run's growth (`aof_current_size`).
 
-use blockbloom_redis::RedisBloomFilter;
+use blockbloom_redis::{RedisBloomFilter, RedisExpiringBloomFilter};
 use blockbloom_workload::{crawl_stream, dup_stream, url};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,33 @@ fn info(c: &mut redis::Connection, field: &str) -> u64 {
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Rewrites the AOF, runs `insert` over `keys` in batches of 1,000, and prints the row.
+fn measure(
+    c: &mut redis::Connection,
+    row: (&str, &str),
+    keys: &[String],
+    distinct: u64,
+    mut insert: impl FnMut(&[String]),
+) {
+    let _: () = redis::cmd("BGREWRITEAOF").query(c).unwrap();
+    while info(c, "aof_rewrite_in_progress") == 1 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = info(c, "aof_current_size");
+    let t = Instant::now();
+    for chunk in keys.chunks(1000) {
+        insert(chunk);
+    }
+    let rate = keys.len() as f64 / t.elapsed().as_secs_f64();
+    let grown = info(c, "aof_current_size") - before;
+    println!(
+        "| {} | {} | {rate:.0} | {:.1} |",
+        row.0,
+        row.1,
+        grown as f64 / distinct as f64
+    );
 }
 
 fn main() {
@@ -48,26 +76,33 @@ fn main() {
                 .direct_bitfield(direct)
                 .create()
                 .unwrap();
-            let _: () = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
-            while info(&mut c, "aof_rewrite_in_progress") == 1 {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let before = info(&mut c, "aof_current_size");
-            let t = Instant::now();
-            for chunk in keys.chunks(1000) {
-                f.insert_if_absent_many(chunk).unwrap();
-            }
-            let rate = keys.len() as f64 / t.elapsed().as_secs_f64();
-            let grown = info(&mut c, "aof_current_size") - before;
             let call = if direct {
                 "two steps: read, then bb_or (default)"
             } else {
                 "Lua function"
             };
-            println!(
-                "| {label} | {call} | {rate:.0} | {:.1} |",
-                grown as f64 / distinct as f64
-            );
+            measure(&mut c, (label, call), &keys, distinct, |chunk| {
+                f.insert_if_absent_many(chunk).unwrap();
+            });
+        }
+        // The expiring filter (a 30-day window: every key inside it) on the same stream.
+        for direct in [false, true] {
+            let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+            let mut f = RedisExpiringBloomFilter::builder(&server, "bench")
+                .capacity(distinct)
+                .fpr(0.01)
+                .expire_after(Duration::from_secs(30 * 86_400))
+                .direct_bitfield(direct)
+                .create_expiring()
+                .unwrap();
+            let call = if direct {
+                "expiring, two steps: read, then bb_xset (default)"
+            } else {
+                "expiring, Lua function"
+            };
+            measure(&mut c, (label, call), &keys, distinct, |chunk| {
+                f.insert_if_absent_many(chunk).unwrap();
+            });
         }
     }
 }

@@ -62,8 +62,8 @@ const GENERATION_LINE_BYTES: u64 = 16;
 /// # Ok::<(), blockbloom_redis::Error>(())
 /// ```
 pub struct RedisExpiringBloomFilter {
-    inner: RedisBloomFilter,
-    window: ExpiryWindow,
+    pub(crate) inner: RedisBloomFilter,
+    pub(crate) window: ExpiryWindow,
 }
 
 impl std::fmt::Debug for RedisExpiringBloomFilter {
@@ -161,7 +161,7 @@ impl RedisBloomFilter {
 }
 
 /// The key of the generation of epoch `x` of `shard` (`{name.i}.bits`).
-fn generation_key(shard: &str, x: u64) -> String {
+pub(crate) fn generation_key(shard: &str, x: u64) -> String {
     format!("{}g.{x}", &shard[..shard.len() - 4])
 }
 
@@ -278,6 +278,10 @@ impl RedisExpiringBloomFilter {
                 (idx, call)
             })
             .unzip();
+        if self.inner.direct && op != Op::XIns {
+            let own = self.window.epoch_of(t);
+            return self.two_steps(op, own, keys.len(), &indices, &calls);
+        }
         self.inner.call_and_answer(&indices, &calls, &mut out)?;
         Ok(out)
     }

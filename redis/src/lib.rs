@@ -114,6 +114,7 @@ mod batch;
 mod builder;
 mod error;
 mod expiring;
+mod expiring_two_step;
 mod front;
 mod local;
 mod meta;

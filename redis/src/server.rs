@@ -37,6 +37,11 @@ pub(crate) enum Op {
     /// Read whole blocks (plain commands): one `GETRANGE` per block start in `nums`, then
     /// the header's incarnation (`BITFIELD_RO … GET i64 0`), answered as one array.
     Read,
+    /// Read an expiring shard's clock and its generations' bits (plain commands): the
+    /// clock's bytes (`GETRANGE`), then for each epoch `nums[0]..=nums[1]` one
+    /// `BITFIELD_RO` of its generation — its header's incarnation, then the bit at each
+    /// offset of `nums[2..]` — answered as one array.
+    XRead,
 }
 
 impl Op {
@@ -64,14 +69,14 @@ impl Op {
             Op::XSet => "bb_xset",
             Op::XIns => "bb_xins",
             Op::XGet => "bb_xget",
-            Op::Read => unreachable!("plain commands only"),
+            Op::Read | Op::XRead => unreachable!("plain commands only"),
         }
     }
 
     /// Whether the operation may change the server's data (else sending it twice is safe,
     /// and its function is registered `no-writes`).
     fn writes(self) -> bool {
-        !matches!(self, Op::Get | Op::Read)
+        !matches!(self, Op::Get | Op::Read | Op::XRead)
     }
 }
 
@@ -166,6 +171,7 @@ impl RedisBloomFilter {
     fn commands(call: &Call) -> usize {
         match call.op {
             Op::Read => call.nums.len() + 1,
+            Op::XRead => 1 + (call.nums[1] - call.nums[0] + 1) as usize,
             _ => 1,
         }
     }
@@ -187,6 +193,26 @@ impl RedisBloomFilter {
                 .arg("GET")
                 .arg("i64")
                 .arg(0);
+            return;
+        }
+        if op == Op::XRead {
+            // The clock first: a generation created after it is read is still ours (its
+            // header says so), and one the clock lists must be there.
+            pipe.cmd("GETRANGE")
+                .arg(&call.key)
+                .arg(0)
+                .arg(crate::meta::CLOCK_BYTES - 1);
+            for x in call.nums[0]..=call.nums[1] {
+                let c = pipe
+                    .cmd("BITFIELD_RO")
+                    .arg(crate::expiring::generation_key(&call.key, x))
+                    .arg("GET")
+                    .arg("i64")
+                    .arg(0);
+                for &o in &call.nums[2..] {
+                    c.arg("GET").arg("u1").arg(o);
+                }
+            }
             return;
         }
         if self.direct && op == Op::Set {

@@ -13,6 +13,27 @@ const DAY: Duration = Duration::from_secs(86_400);
 
 #[test]
 fn same_answers_as_a_local_expiring_filter_for_the_same_keys_and_times() {
+    same_answers_as_the_local_filter(true);
+}
+
+#[test]
+fn same_answers_with_the_function_alone() {
+    same_answers_as_the_local_filter(false);
+}
+
+/// The calls of `FCALL` the server has run.
+fn function_calls(s: &Server) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut s.conn())
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_fcall:calls="))
+        .map_or(0, |v| v.split(',').next().unwrap().parse().unwrap())
+}
+
+/// `two_steps`: with the default two steps (`direct`), else every call a function call.
+fn same_answers_as_the_local_filter(two_steps: bool) {
     if !common::available() {
         return;
     }
@@ -26,6 +47,7 @@ fn same_answers_as_a_local_expiring_filter_for_the_same_keys_and_times() {
         .seed(seed)
         .expire_after(DAY)
         .shard_bytes(4096)
+        .direct_bitfield(two_steps)
         .create_expiring()
         .unwrap();
     let local = ExpiringBloomFilter::builder()
@@ -74,9 +96,23 @@ fn same_answers_as_a_local_expiring_filter_for_the_same_keys_and_times() {
         strangers += others.len();
     }
     eprintln!(
-        "{ops} operations over 2 windows: every answer as the local filter's; \
-         {positives_of_strangers}/{strangers} false positives, the same ones"
+        "two steps {two_steps}: {ops} operations over 2 windows: every answer as the local \
+         filter's; {positives_of_strangers}/{strangers} false positives, the same ones"
     );
+    // Keys present answer from the read alone: no function call, nothing written.
+    let t = t0 + DAY * 2;
+    let keys: Vec<String> = (0..300).map(|i| format!("again:{i}")).collect();
+    r.insert_many_at(&keys, t).unwrap();
+    let calls = function_calls(&s);
+    assert!(r
+        .insert_if_absent_many_at(&keys, t)
+        .unwrap()
+        .iter()
+        .all(|&x| !x));
+    assert!(r.contains_many_at(&keys, t).unwrap().iter().all(|&x| x));
+    let used = function_calls(&s) - calls;
+    eprintln!("two steps {two_steps}: {used} function calls for 600 answers of present keys");
+    assert_eq!(used == 0, two_steps, "{used} function calls");
     assert!(
         positives_of_strangers > 0,
         "the filter never filled up: a weak test"
@@ -143,7 +179,11 @@ fn expiring_race_child() {
     let out = std::env::var("BB_OUT").unwrap();
     let n: u64 = std::env::var("BB_N").unwrap().parse().unwrap();
     let ahead = Duration::from_millis(std::env::var("BB_AHEAD_MS").unwrap().parse().unwrap());
-    let mut f = RedisExpiringBloomFilter::open(&url_, "race").unwrap();
+    let two_steps = std::env::var("BB_TWO_STEPS").unwrap() == "1";
+    let mut f = RedisExpiringBloomFilter::builder(&url_, "race")
+        .direct_bitfield(two_steps)
+        .open_expiring()
+        .unwrap();
     let mut order: Vec<u64> = (0..n).collect();
     SplitMix64::new(99).shuffle(&mut order);
     let keys: Vec<String> = order.iter().map(|&i| url(i)).collect();
@@ -174,6 +214,16 @@ fn expiring_race_child() {
 
 #[test]
 fn two_processes_race_across_epoch_changes_with_clocks_apart() {
+    race_across_epoch_changes(true);
+}
+
+#[test]
+fn two_processes_race_with_the_function_alone() {
+    race_across_epoch_changes(false);
+}
+
+/// `two_steps`: the processes use the default two steps, else the function alone.
+fn race_across_epoch_changes(two_steps: bool) {
     if !common::available() {
         return;
     }
@@ -199,6 +249,7 @@ fn two_processes_race_across_epoch_changes_with_clocks_apart() {
                 .env("BB_OUT", o)
                 .env("BB_N", n.to_string())
                 .env("BB_AHEAD_MS", if i == 0 { "0" } else { "700" })
+                .env("BB_TWO_STEPS", if two_steps { "1" } else { "0" })
                 .spawn()
                 .unwrap()
         })
@@ -219,8 +270,8 @@ fn two_processes_race_across_epoch_changes_with_clocks_apart() {
     let twice = claimed.iter().filter(|&&c| c > 1).count();
     let none = claimed.iter().filter(|&&c| c == 0).count();
     eprintln!(
-        "{n} URLs raced in {took:?} (window 1 s, epochs of 250 ms, clocks 0.7 s apart): \
-         won {per:?}, twice {twice}, by nobody {none}"
+        "two steps {two_steps}: {n} URLs raced in {took:?} (window 1 s, epochs of 250 ms, \
+         clocks 0.7 s apart): won {per:?}, twice {twice}, by nobody {none}"
     );
     assert_eq!(twice, 0, "URLs fetched by two processes");
     assert!(none < 100, "{none} URLs won by nobody");
