@@ -64,6 +64,9 @@ const GENERATION_LINE_BYTES: u64 = 16;
 pub struct RedisExpiringBloomFilter {
     pub(crate) inner: RedisBloomFilter,
     pub(crate) window: ExpiryWindow,
+    /// Per shard key, the generations its clock listed when last read (the two steps read
+    /// those; see `expiring_two_step.rs`).
+    pub(crate) created: std::collections::HashMap<String, Vec<u64>>,
 }
 
 impl std::fmt::Debug for RedisExpiringBloomFilter {
@@ -168,7 +171,11 @@ pub(crate) fn generation_key(shard: &str, x: u64) -> String {
 impl RedisExpiringBloomFilter {
     fn wrap(inner: RedisBloomFilter) -> Result<Self> {
         let window = ExpiryWindow::new(Duration::from_nanos(inner.meta.window_ns))?;
-        Ok(RedisExpiringBloomFilter { inner, window })
+        Ok(RedisExpiringBloomFilter {
+            inner,
+            window,
+            created: Default::default(),
+        })
     }
 
     /// Options for `url` and filter `name` (then [`RedisBuilder::create_expiring`] and its
@@ -218,6 +225,7 @@ impl RedisExpiringBloomFilter {
         Ok(RedisExpiringBloomFilter {
             inner: self.inner.try_clone()?,
             window: self.window,
+            created: Default::default(),
         })
     }
 

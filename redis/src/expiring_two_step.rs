@@ -23,25 +23,33 @@ fn digits(field: &[u8]) -> Option<u64> {
     }
 }
 
+/// Whether slot `s` of a line read as two `i64` (Redis numbers bits from the most
+/// significant) is set.
+fn slot_set(line: (i64, i64), s: u64) -> bool {
+    let word = if s < 64 { line.0 } else { line.1 } as u64;
+    word >> (63 - s % 64) & 1 == 1
+}
+
 impl RedisExpiringBloomFilter {
     /// The answers of `op` (`XSet` or `XGet`) at epoch `own` for the keys of `calls` (one
     /// function call per shard, the keys' indices in `indices`), in two steps.
     ///
     /// First, one pipelined round trip of plain commands per node: per shard, its clock,
-    /// then for each epoch a caller could read (`own − 4` to `own` + the tolerated lag) one
-    /// `BITFIELD_RO` of that generation's header and of every slot of the batch's keys. A
-    /// key whose every slot is set in a generation of our incarnation inside the caller's
-    /// window (`w − 4 ..= newest`, `w` the core's epoch rule) is present: `contains` says
-    /// so, and `insert_if_absent` answers `false` without writing. Those bits were set by
-    /// inserts of this incarnation and are never cleared before they leave the window, so
-    /// the answer is the one the function would have given when the read ran.
+    /// then one `BITFIELD_RO` per generation it had created when last read (within `own − 4`
+    /// to `own` + the tolerated lag), reading its header and every key's line. A key whose
+    /// every slot is set in a generation of our incarnation inside the caller's window
+    /// (`w − 4 ..= newest`, `w` the core's epoch rule) is present: `contains` says so, and
+    /// `insert_if_absent` answers `false` without writing. Those bits were set by inserts
+    /// of this incarnation and are never cleared before they leave the window, so the
+    /// answer is the one the function would have given when the read ran.
     ///
     /// Second, the keys not settled go to the atomic function, which checks again and sets:
     /// every `true` of an `insert_if_absent` comes from it, so one new key has at most one
     /// winner as with the function alone. A shard goes to the function whole when the read
     /// cannot answer as it would: the caller is the first of a new epoch there (the
     /// function moves the shard's newest epoch on), the newest epoch is beyond what was
-    /// read, or its header or a generation its clock lists is not ours (the function then
+    /// read, its clock lists a generation in the window that was not read (the next read
+    /// includes it), or its header or a listed generation is not ours (the function then
     /// reports the loss, [`Error::StateLost`]).
     pub(crate) fn two_steps(
         &mut self,
@@ -52,16 +60,25 @@ impl RedisExpiringBloomFilter {
         calls: &[Call],
     ) -> Result<Vec<bool>> {
         let k = self.inner.meta.hashes as usize;
-        let lag = self.window.tolerated_lag();
-        let (lo, hi) = (own.saturating_sub(4), own + lag);
+        let (lo, hi) = (own.saturating_sub(4), own + self.window.tolerated_lag());
         let reads: Vec<Call> = calls
             .iter()
             .map(|c| {
-                let mut nums = vec![lo, hi];
-                for key in c.nums[1..].chunks_exact(k + 1) {
-                    let base = (SHARD_HEADER_BYTES + key[0] * 16) * 8;
-                    nums.extend(key[1..].iter().map(|&s| base + s));
-                }
+                // The generations last seen created (all, the first time).
+                let mut nums: Vec<u64> = match self.created.get(&c.key) {
+                    Some(known) => known
+                        .iter()
+                        .copied()
+                        .filter(|x| (lo..=hi).contains(x))
+                        .collect(),
+                    None => (lo..=hi).collect(),
+                };
+                nums.insert(0, nums.len() as u64);
+                nums.extend(
+                    c.nums[1..]
+                        .chunks_exact(k + 1)
+                        .map(|key| (SHARD_HEADER_BYTES + key[0] * 16) * 8),
+                );
                 Call {
                     op: Op::XRead,
                     key: c.key.clone(),
@@ -71,11 +88,11 @@ impl RedisExpiringBloomFilter {
             })
             .collect();
         let replies = self.inner.run_calls(&reads)?;
-        let inc = self.inner.incarnation;
         let mut out = vec![false; n];
         let (mut rest_idx, mut rest_calls) = (Vec::new(), Vec::new());
-        for ((idx, call), reply) in indices.iter().zip(calls).zip(replies) {
-            let present = self.settled(reply, idx.len(), k, own, (lo, hi), inc)?;
+        for (((idx, call), read), reply) in indices.iter().zip(calls).zip(&reads).zip(replies) {
+            let epochs = &read.nums[1..1 + read.nums[0] as usize];
+            let present = self.settled(reply, call, epochs, own)?;
             let mut rest = (Vec::new(), vec![call.nums[0]]);
             for (j, &i) in idx.iter().enumerate() {
                 match present.as_ref().map(|p| p[j]) {
@@ -105,62 +122,84 @@ impl RedisExpiringBloomFilter {
         Ok(out)
     }
 
-    /// Whether each of a shard's `keys` is present, from the reply of its `XRead` over
-    /// generations `read.0..=read.1`; `None` if the read cannot answer as the function
-    /// would (see [`two_steps`](Self::two_steps)).
+    /// Whether each key of a shard's `call` is present, from the reply of its `XRead` of
+    /// generations `epochs`; `None` if the read cannot answer as the function would (see
+    /// [`two_steps`](Self::two_steps)). Remembers which generations the clock lists.
     fn settled(
-        &self,
+        &mut self,
         reply: Value,
-        keys: usize,
-        k: usize,
+        call: &Call,
+        epochs: &[u64],
         own: u64,
-        read: (u64, u64),
-        inc: u64,
     ) -> Result<Option<Vec<bool>>> {
-        let Value::Array(mut parts) = reply else {
-            return Err(Error::Protocol(format!("read reply {reply:?}")));
+        let k = self.inner.meta.hashes as usize;
+        let inc = self.inner.incarnation;
+        // One command (no generation read) is answered by its reply alone.
+        let mut parts = match reply {
+            Value::Array(parts) if !epochs.is_empty() => parts,
+            clock if epochs.is_empty() => vec![clock],
+            other => return Err(Error::Protocol(format!("read reply {other:?}"))),
         };
-        if parts.len() as u64 != 2 + read.1 - read.0 {
+        if parts.len() != 1 + epochs.len() {
             return Err(Error::Protocol(format!("{} read replies", parts.len())));
         }
         let gens = parts.split_off(1);
         let clock: Vec<u8> = redis::from_redis_value(&parts[0])?;
         let field = |at: usize| clock.get(at..at + 20).and_then(digits);
+        let listed: Vec<u64> = (0..RING as usize)
+            .filter_map(|i| field(NEWEST_AT + 20 + 20 * i))
+            .collect();
+        self.created.insert(call.key.clone(), listed.clone());
         if clock.get(..8) != Some(&inc.to_be_bytes()[..]) {
             return Ok(None);
         }
         let Some(newest) = field(NEWEST_AT) else {
             return Ok(None);
         };
-        if newest < own || newest > read.1 {
+        let lag = self.window.tolerated_lag();
+        if newest < own || newest > own + lag {
             return Ok(None);
         }
-        let w = own.max(newest - self.window.tolerated_lag());
-        let mut live = vec![false; keys * k];
-        for (x, g) in (read.0..=read.1).zip(gens) {
-            let bits: Vec<i64> = redis::from_redis_value(&g)?;
-            if bits.len() != 1 + keys * k {
+        let w = own.max(newest - lag);
+        let window = w.saturating_sub(4)..=newest;
+        if listed
+            .iter()
+            .any(|x| window.contains(x) && !epochs.contains(x))
+        {
+            return Ok(None);
+        }
+        let keys = (call.nums.len() - 1) / (k + 1);
+        let mut present = vec![false; keys * k];
+        for (x, g) in epochs.iter().zip(gens) {
+            let words: Vec<i64> = redis::from_redis_value(&g)?;
+            if words.len() != 1 + 2 * keys {
                 return Err(Error::Protocol(format!(
-                    "{} bits for {keys} keys",
-                    bits.len()
+                    "{} words for {keys} keys",
+                    words.len()
                 )));
             }
-            let ours = bits[0] == inc as i64;
-            let listed = field(NEWEST_AT + 20 + (x % RING) as usize * 20) == Some(x);
-            if x + 4 < w || x > newest {
+            let ours = words[0] == inc as i64;
+            if !window.contains(x) {
                 continue;
             }
-            if listed && !ours {
+            if listed.contains(x) && !ours {
                 return Ok(None);
             }
-            if ours {
-                for (l, &b) in live.iter_mut().zip(&bits[1..]) {
-                    *l |= b == 1;
+            if !ours {
+                continue;
+            }
+            for (j, key) in call.nums[1..].chunks_exact(k + 1).enumerate() {
+                let line = (words[1 + 2 * j], words[2 + 2 * j]);
+                for (b, &s) in key[1..].iter().enumerate() {
+                    present[j * k + b] |= slot_set(line, s);
                 }
             }
         }
         Ok(Some(
-            live.chunks_exact(k).map(|s| s.iter().all(|&b| b)).collect(),
+            present
+                .chunks_exact(k)
+                .map(|s| s.iter().all(|&b| b))
+                .collect(),
         ))
     }
 }

@@ -37,10 +37,10 @@ pub(crate) enum Op {
     /// Read whole blocks (plain commands): one `GETRANGE` per block start in `nums`, then
     /// the header's incarnation (`BITFIELD_RO … GET i64 0`), answered as one array.
     Read,
-    /// Read an expiring shard's clock and its generations' bits (plain commands): the
-    /// clock's bytes (`GETRANGE`), then for each epoch `nums[0]..=nums[1]` one
-    /// `BITFIELD_RO` of its generation — its header's incarnation, then the bit at each
-    /// offset of `nums[2..]` — answered as one array.
+    /// Read an expiring shard's clock and some of its generations' lines (plain commands):
+    /// the clock's bytes (`GETRANGE`), then for each of the `nums[0]` epochs that follow
+    /// one `BITFIELD_RO` of its generation — its header's incarnation, then the 128-bit line
+    /// at each bit offset of the rest of `nums`, as two `i64` — answered as one array.
     XRead,
 }
 
@@ -171,7 +171,7 @@ impl RedisBloomFilter {
     fn commands(call: &Call) -> usize {
         match call.op {
             Op::Read => call.nums.len() + 1,
-            Op::XRead => 1 + (call.nums[1] - call.nums[0] + 1) as usize,
+            Op::XRead => 1 + call.nums[0] as usize,
             _ => 1,
         }
     }
@@ -202,15 +202,17 @@ impl RedisBloomFilter {
                 .arg(&call.key)
                 .arg(0)
                 .arg(crate::meta::CLOCK_BYTES - 1);
-            for x in call.nums[0]..=call.nums[1] {
+            let (epochs, lines) = call.nums[1..].split_at(call.nums[0] as usize);
+            for &x in epochs {
                 let c = pipe
                     .cmd("BITFIELD_RO")
                     .arg(crate::expiring::generation_key(&call.key, x))
                     .arg("GET")
                     .arg("i64")
                     .arg(0);
-                for &o in &call.nums[2..] {
-                    c.arg("GET").arg("u1").arg(o);
+                for &o in lines {
+                    c.arg("GET").arg("i64").arg(o);
+                    c.arg("GET").arg("i64").arg(o + 64);
                 }
             }
             return;
