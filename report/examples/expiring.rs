@@ -2,7 +2,8 @@
 //! time, one thread, on the URL stream of the benchmark report (2·CAPACITY URLs of ~60 bytes,
 //! 50% repeats, in stream order), in filters for CAPACITY keys (per window) at 1%; its cost
 //! with the clock read per call (`insert_if_absent`) and with a time given
-//! (`insert_if_absent_at`), the clock alone, and bytes per key.
+//! (`insert_if_absent_at`), both filters' batches of 1,024 (`insert_if_absent_many`, one
+//! clock read per batch), the clock alone, and bytes per key.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring [-- REPS CAPACITY...]
@@ -13,7 +14,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime};
 
-use blockbloom::{BloomFilter, ExpiringBloomFilter};
+use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
 use blockbloom_workload::{dup_stream, url};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -45,6 +46,19 @@ fn expiring_at_loop(f: &ExpiringBloomFilter, links: &[String], t: SystemTime) ->
         .count()
 }
 
+/// Batches of 1,024 through `insert_if_absent_many` (the prefetch pipeline), for either.
+#[inline(never)]
+fn batch_loop<'a>(f: &dyn Filter<&'a str>, links: &[&'a str]) -> usize {
+    let mut out = [false; 1024];
+    links
+        .chunks(1024)
+        .map(|c| {
+            f.insert_if_absent_many(c, &mut out[..c.len()]);
+            out[..c.len()].iter().filter(|&&x| x).count()
+        })
+        .sum()
+}
+
 fn expiring(capacity: u64) -> ExpiringBloomFilter {
     ExpiringBloomFilter::builder()
         .expire_after(Duration::from_secs(30 * 86_400))
@@ -62,8 +76,8 @@ fn main() {
         capacities = vec![100_000, 10_000_000];
     }
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | `SystemTime::now()` | bytes/key plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | `SystemTime::now()` | bytes/key plain | bytes/key expiring |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for capacity in capacities {
         let (ids, _) = dup_stream(2 * capacity as usize, 0.5, 42);
         let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
@@ -73,7 +87,9 @@ fn main() {
             f();
             t.elapsed().as_nanos() as f64 / n
         };
+        let strs: Vec<&str> = links.iter().map(String::as_str).collect();
         let (mut plain, mut exp, mut exp_at, mut clock) = (vec![], vec![], vec![], vec![]);
+        let (mut plain_batch, mut exp_batch) = (vec![], vec![]);
         let (mut bp, mut be) = (0.0, 0.0);
         for _ in 0..reps {
             let f = BloomFilter::with_capacity(capacity, 0.01).unwrap();
@@ -93,6 +109,14 @@ fn main() {
             exp_at.push(per_call(&mut || {
                 black_box(expiring_at_loop(&e, &links, t));
             }));
+            let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
+            plain_batch.push(per_call(&mut || {
+                black_box(batch_loop(&g, &strs));
+            }));
+            let e = expiring(capacity);
+            exp_batch.push(per_call(&mut || {
+                black_box(batch_loop(&e, &strs));
+            }));
             clock.push(per_call(&mut || {
                 for _ in 0..links.len() {
                     black_box(SystemTime::now());
@@ -100,10 +124,12 @@ fn main() {
             }));
         }
         let (p, e, a) = (median(plain), median(exp), median(exp_at));
+        let (pb, eb) = (median(plain_batch), median(exp_batch));
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {:.1} | {bp:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {:.1} | {bp:.2} | {be:.2} |",
             e / p,
             a / p,
+            eb / pb,
             median(clock)
         );
     }

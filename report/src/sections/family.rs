@@ -1,7 +1,9 @@
-//! The "family" section: the counting, growable and bitset structures next to the plain
-//! filter (ns/op, bytes/key, measured false-positive rate), one workload for all.
+//! The "family" section: the counting, growable, expiring and bitset structures next to the
+//! plain filter (ns/op, bytes/key, measured false-positive rate), one workload for all.
 
-use blockbloom::{AtomicBitSet, BloomFilter, CountingBloomFilter, GrowableBloomFilter};
+use blockbloom::{
+    AtomicBitSet, BloomFilter, CountingBloomFilter, ExpiringBloomFilter, GrowableBloomFilter,
+};
 use blockbloom_bench::measure::{on_threads, part};
 use std::fmt::Write as _;
 
@@ -45,6 +47,7 @@ macro_rules! keyed_ops {
 keyed_ops!(BloomFilter);
 keyed_ops!(CountingBloomFilter);
 keyed_ops!(GrowableBloomFilter);
+keyed_ops!(ExpiringBloomFilter);
 
 /// Ids `0..n` inserted, ids `n..2n` queried (never inserted).
 struct Ids(AtomicBitSet);
@@ -142,6 +145,22 @@ pub fn section(md: &mut String, n: usize, reps: usize, threads: &[usize], fpr: f
             }),
         },
         Entry {
+            name: "ExpiringBloomFilter (30-day window, n keys per window; clock read per call)"
+                .into(),
+            build: Box::new(move || {
+                Box::new(Keyed {
+                    s: ExpiringBloomFilter::builder()
+                        .expire_after(std::time::Duration::from_secs(30 * 86_400))
+                        .capacity(cap)
+                        .fpr(fpr)
+                        .build()
+                        .unwrap(),
+                    keys,
+                    queries,
+                })
+            }),
+        },
+        Entry {
             name: "AtomicBitSet (ids 0..n of universe 2n; exact)".into(),
             build: Box::new(move || Box::new(Ids(AtomicBitSet::new(2 * cap).unwrap()))),
         },
@@ -182,12 +201,15 @@ pub fn section(md: &mut String, n: usize, reps: usize, threads: &[usize], fpr: f
         "\nbytes/key is memory_bytes() / n after the inserts (for the grown filter: all of its \
          layers, the newest partly empty). The growable filter pays a SeqCst fence per new \
          key (and one per call once it has two layers or more) for its one-winner guarantee \
-         across growth steps, and one lookup per older layer.\n",
+         across growth steps, and one lookup per older layer. The expiring filter keeps a \
+         4-bit epoch stamp per slot, sized for two windows' keys (its promise of the asked \
+         rate whenever at most n keys arrive per window), and reads the clock per call \
+         (`report/examples/expiring.rs` adds `_at`, batches and larger n).\n",
     );
 }
 
 pub(crate) fn run(r: &mut Report) {
-    r.section("The rest of the family: counting, growable, bitset");
+    r.section("The rest of the family: counting, growable, expiring, bitset");
     let n = if r.cfg.quick { 100_000 } else { 1_000_000 };
     let (reps, threads) = (r.cfg.reps, r.cfg.threads.clone());
     section(&mut r.md, n, reps, &threads, FPR);
