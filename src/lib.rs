@@ -30,6 +30,8 @@ mod par;
 
 mod error;
 pub mod math;
+#[cfg(feature = "url")]
+pub mod url;
 
 #[cfg(feature = "internals")]
 #[doc(hidden)]

@@ -4,7 +4,7 @@
 //! written by `blockbloom dedup` or a Rust program answers the same here.
 //!
 //! One file per class (`bloom.rs`, `growable.rs`, `counting.rs`, `expiring.rs`, `bitset.rs`,
-//! `redis.rs`, `redis_expiring.rs`), with what they share in `keys.rs` (keys and batches)
+//! `redis.rs`, `redis_expiring.rs`), the URL functions in `url.rs`, with what they share in `keys.rs` (keys and batches)
 //! and `errors.rs` (exceptions).
 
 mod bitset;
@@ -16,6 +16,7 @@ mod growable;
 mod keys;
 mod redis;
 mod redis_expiring;
+mod url;
 
 pub(crate) use bitset::AtomicBitSet;
 pub(crate) use bloom::BloomFilter;
@@ -38,6 +39,8 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AtomicBitSet>()?;
     m.add_class::<RedisBloomFilter>()?;
     m.add_class::<RedisExpiringBloomFilter>()?;
+    m.add_function(wrap_pyfunction!(url::canonicalize_url, m)?)?;
+    m.add_function(wrap_pyfunction!(url::request_fingerprint, m)?)?;
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
     m.add("RedisError", m.py().get_type::<RedisError>())?;
     m.add("StateLost", m.py().get_type::<StateLost>())?;

@@ -24,6 +24,8 @@ from ._blockbloom import (
     SnapshotError,
     StateLost,
     __version__,
+    canonicalize_url,
+    request_fingerprint,
 )
 
 __all__ = [
@@ -38,4 +40,6 @@ __all__ = [
     "SnapshotError",
     "StateLost",
     "__version__",
+    "canonicalize_url",
+    "request_fingerprint",
 ]

@@ -15,6 +15,8 @@ __all__ = [
     "RedisError",
     "StateLost",
     "__version__",
+    "canonicalize_url",
+    "request_fingerprint",
 ]
 
 __version__: str
@@ -23,6 +25,12 @@ __version__: str
 _Key = Union[str, bytes]
 _StrPath = Union[str, PathLike[str]]
 _Seconds = Union[float, timedelta]
+
+def canonicalize_url(url: Union[str, bytes]) -> str:
+    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url)``."""
+
+def request_fingerprint(url: str, method: str = "GET", body: Union[str, bytes] = b"") -> bytes:
+    """Scrapy's default request fingerprint of ``Request(url, method=method, body=body)``."""
 
 class SnapshotError(Exception): ...
 class RedisError(ConnectionError): ...

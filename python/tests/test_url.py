@@ -1,0 +1,142 @@
+"""``canonicalize_url`` and ``request_fingerprint`` against w3lib and Scrapy, live: on a
+real link stream (every link of the locally installed Python docs, resolved as a crawler
+would), on hostile spellings, and on random URLs built from hostile parts."""
+
+import os
+import random
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+
+import blockbloom
+
+w3lib_url = pytest.importorskip("w3lib.url")
+scrapy_request = pytest.importorskip("scrapy.utils.request")
+from scrapy import Request  # noqa: E402
+
+DOCS = Path("/usr/share/doc/python3-doc/html")
+HREF = re.compile(rb'(?:href|src)="([^"]*)"')
+
+HOSTILE = [
+    "http://Example.com/a#top", "HTTP://WWW.EXAMPLE.COM/", "http://example.com", "http://example.com?a=1",
+    "https://example.com:443/", "http://example.com:0080/", "http://example.com:/a", "http://u:p@Example.com/a",
+    "http://U%41:p%3Aw@Ex.com/", "http://@ex.com/", "http://a@b@ex.com/", "http://ex.com/?a=&b&c=1&&d==2",
+    "http://ex.com/?q=a+b&q=a%20b&q=a b", "http://ex.com/?%61=%62", "http://ex.com/?a=%zz&b=%4", "http://ex.com/?&&&",
+    "http://ex.com/?", "http://ex.com/#", "http://ex.com/?a=1#f?g", "http://ex.com/a%2fb%2Fc", "http://ex.com/%7euser",
+    "http://ex.com/a%3bb%3Fc%25d", "http://ex.com/a%252f", "http://ex.com/%e9", "http://ex.com/r\u00e9sum\u00e9",
+    'http://ex.com/a b"c<d>e`f{g}h|i^j\\k', "http://ex.com/a/./b/../../c/./d/..", "http://ex.com/../a",
+    "http://ex.com/a/%2e%2e/b", "http://ex.com/a;p/b;q?x=1", "http://ex.com/a;", "http://b\u00fccher.de/",
+    "http://fa\u00df.de/", "http://\u0440\u0444.\u0440\u0444/", "http://\u2603.net/", "http://\U0001f355.ws/",
+    "http://EX\u00c4MPLE.com/", "http://\u0627\u0644\u0639\u0631\u0628\u064a\u0629.com/", "http://a\u3002b\uff0ec\uff61d/",
+    "http://ex.com\uff0f/", "http://" + "a" * 70 + ".com/", "http://" + "\u00fc" * 70 + ".com/", "http://a..\u00fc.com/",
+    "http://[::1]/", "http://[::FFFF:1.2.3.4]:8080/a", "http://[2001:DB8:0:0:1:0:0:1]/", "http://[fe80::1%25Eth0]/",
+    "http://[v1.abc]/", "http://[::1/", "http://[1.2.3.4]/", "http://ex.com:99999/", "http://ex.com:8a/",
+    "http://ex.com\\a\\b?c\\d#e\\f", "  \thttp://ex.com/a\nb\r  ", "http://ex.com/a\x00b\x1f", "mailto:a@Example.com",
+    "foo:/a/../b", "//ex.com/a", "/a/b?c=1", "a?b=1", "file:///tmp/a b", "ftp://ex.com/a;type=i", "ws://ex.com?x",
+    "https://ex.com/?q='a'", "custom://ex.com/?q='a'", "http://ex.com/?x=%2B+%20%2b", "http://ex.com/a%",
+    "http://ex.com/%%41", "http://EX.COM./a", "http://ex.com/\u00e9?\u00e9=\u00e9#\u00e9",
+    "http://ex.com/" + "x" * 5000 + "?" + "&".join(f"k{i}=v{i}" for i in range(300, 0, -1)),
+]
+HOSTILE_BYTES = [b"http://ex.com/caf\xe9", b"http://ex.com/?q=\xff\xfe", b"http://ex.com/\xe2\x82", b"http://\xc3\xa9x.com/"]
+
+
+def w3lib_or_error(url):
+    try:
+        return w3lib_url.canonicalize_url(url)
+    except ValueError:
+        return ValueError
+
+
+def ours_or_error(url):
+    try:
+        return blockbloom.canonicalize_url(url)
+    except ValueError:
+        return ValueError
+
+
+def assert_same(urls):
+    wrong = [(u, ours_or_error(u), w3lib_or_error(u)) for u in urls if ours_or_error(u) != w3lib_or_error(u)]
+    assert not wrong, f"{len(wrong)} of {len(urls)} differ, e.g. {wrong[:5]}"
+
+
+def doc_links():
+    """Every href and src of the Python docs, resolved against the page it is on."""
+    if not (DOCS / "index.html").exists():
+        if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+            raise RuntimeError("python3-doc is not installed")
+        pytest.skip("python3-doc is not installed")
+    links = []
+    for page in sorted(DOCS.rglob("*.html")):
+        base = "http://127.0.0.1:8000/" + page.relative_to(DOCS).as_posix()
+        for href in HREF.findall(page.read_bytes()):
+            links.append(urljoin(base, href.decode("utf-8", "surrogateescape").replace("&amp;", "&")))
+    return links
+
+
+def test_a_real_link_stream_is_canonicalized_as_w3lib_does():
+    links = doc_links()
+    assert len(links) > 100_000
+    assert_same(links)
+    distinct = {blockbloom.canonicalize_url(u) for u in links}
+    print(f"\n{len(links)} links of the Python docs: {len(set(links))} spellings, {len(distinct)} pages")
+    assert len(distinct) < len(set(links))
+
+
+def test_hostile_spellings_are_canonicalized_as_w3lib_does():
+    assert_same(HOSTILE + HOSTILE_BYTES)
+    assert blockbloom.canonicalize_url("http://Example.com/a#top") == "http://example.com/a"
+    with pytest.raises(ValueError, match="IPv4 address in brackets"):
+        blockbloom.canonicalize_url("http://[1.2.3.4]/")
+
+
+PARTS = {
+    "scheme": ["http://", "https://", "HTTP://", "ftp://", "ws://", "", "//", "mailto:", "x-y+z:"],
+    "user": ["", "", "", "u@", "u:p@", "U%41:%3a@", "@", "a b@", "\u00e9@"],
+    "host": ["ex.com", "EX.com", "b\u00fccher.de", "fa\u00df.de", "\u2603.net", "[::1]", "[::FFFF:1.2.3.4]",
+             "[fe80::1%25eth0]", "[v1.x]", "127.0.0.1", "ex.com.", "a..b", "xn--bcher-kva.de", "\u0440\u0444",
+             "[1.2.3.4]", "[::1", "ex\uff0fcom", ""],
+    "port": ["", "", "", ":80", ":443", ":0080", ":", ":65536", ":8a"],
+    "segment": ["a", "A", "", ".", "..", "%2e", "%2E%2e", "%2f", "%2F", "%3b", "%3F", "%25", "%", "%zz", "%e9",
+                "\u00e9", "a b", "a;p", ";", "~", "%7e", "|", "[x]", "\\", "a+b", "'", '"', "\x7f", "\U0001f355"],
+    "arg": ["a=1", "b=2", "a=", "a", "=", "", "%61=%62", "q=a+b", "q=a%20b", "q=a b", "x=%2B", "k=%zz", "\u00e9=\u00e9",
+            "a=1=2", "a%3D1", "'=\"", "b=%FF", "z=;", "c=?", "d=/"],
+    "fragment": ["", "", "#", "#top", "#a?b=1", "#\u00e9", "#a b"],
+}
+
+
+def random_url(rng: random.Random) -> str:
+    url = rng.choice(PARTS["scheme"]) + rng.choice(PARTS["user"]) + rng.choice(PARTS["host"]) + rng.choice(PARTS["port"])
+    url += "".join("/" + rng.choice(PARTS["segment"]) + rng.choice(["", rng.choice(PARTS["segment"])])
+                   for _ in range(rng.randrange(4)))
+    if rng.random() < 0.7:
+        url += "?" + "&".join(rng.choice(PARTS["arg"]) for _ in range(rng.randrange(6)))
+    return url + rng.choice(PARTS["fragment"])
+
+
+def test_random_spellings_are_canonicalized_as_w3lib_does():
+    rng = random.Random(36)
+    urls = [random_url(rng) for _ in range(30_000)]
+    assert_same(urls)
+    errors = sum(1 for u in urls if ours_or_error(u) is ValueError)
+    print(f"\n30,000 random URLs: {errors} refused by both, the rest equal")
+
+
+def test_request_fingerprints_are_scrapys():
+    rng = random.Random(7)
+    requests = [(u, "GET", b"") for u in doc_links()[::50]]
+    requests += [(random_url(rng), rng.choice(["GET", "post", "Put"]), rng.choice([b"", b"a=1", "\u00e9", b"\xff\x00"]))
+                 for _ in range(5_000)]
+    compared = 0
+    for url, method, body in requests:
+        try:
+            scrapy = scrapy_request.fingerprint(Request(url, method=method, body=body))
+        except ValueError:
+            with pytest.raises(ValueError):
+                blockbloom.request_fingerprint(url, method, body)
+            continue
+        assert blockbloom.request_fingerprint(url, method, body) == scrapy, (url, method, body)
+        compared += 1
+    assert compared > 3_000
+    assert blockbloom.request_fingerprint("http://a.com/?y=1&x=2") == blockbloom.request_fingerprint("http://A.com/?x=2&y=1")

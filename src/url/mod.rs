@@ -1,0 +1,256 @@
+//! Pages, not strings: the canonical form of a URL, byte for byte as Scrapy's
+//! (`w3lib.url.canonicalize_url`), and Scrapy's request fingerprint, so that two spellings
+//! of one page are one key, and a Rust process and Scrapy spiders can share one filter.
+//!
+//! ```
+//! use blockbloom::url::canonicalize_url;
+//!
+//! assert_eq!(
+//!     canonicalize_url("HTTP://Example.COM/a b/?z=1&a=2#top")?,
+//!     "http://example.com/a%20b/?a=2&z=1"
+//! );
+//! // Dedup pages, not spellings:
+//! let seen = blockbloom::BloomFilter::with_capacity(1_000, 0.01)?;
+//! assert!(seen.insert_if_absent(&canonicalize_url("http://example.com/a?x=1&y=2")?));
+//! assert!(!seen.insert_if_absent(&canonicalize_url("http://EXAMPLE.com/a?y=2&x=1#part")?));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What the canonical form changes
+//! As w3lib 2.5 (the version the tests compare against), in this order:
+//! - Bytes that are not UTF-8 become `%XX`; spaces and control characters at the ends are
+//!   dropped, tabs and newlines everywhere.
+//! - The scheme and host are lower-cased; a non-ASCII host is written in IDNA 2003
+//!   (`bücher.de` → `xn--bcher-kva.de`, `faß.de` → `fass.de`), an IPv6 address as Python
+//!   writes it (`[::FFFF:1.2.3.4]` → `[::ffff:102:304]`); a port loses its leading zeros
+//!   but is kept, also a default one (`:80`).
+//! - The path is decoded and encoded again (`%7e` → `~`, `%2f` → `%2F`, `é` → `%C3%A9`),
+//!   keeping the escapes of `/`, `;`, `?` and `%`; `.` and `..` segments are resolved; an
+//!   empty path is `/`.
+//! - Query arguments are decoded (`+` is a space), sorted by name then value, and encoded
+//!   again (a space as `+`); empty arguments (`&&`) are dropped, blank values kept (`a=`).
+//! - The fragment (`#...`) is dropped.
+//!
+//! # Where it differs from the `url` crate
+//! [`canonicalize_url`] splits a URL as w3lib does, not by the URL Standard's parser that
+//! the `url` crate implements, because Scrapy's fingerprints come from w3lib's split. The
+//! two disagree on: default ports (`url` drops `:80`), IDNA (`url` uses UTS 46:
+//! `faß.de` → `xn--fa-hia.de`), numeric hosts (`url` reads `http://0x7f.1/` as
+//! `127.0.0.1`), backslashes in the query, the percent-encoding sets, and query order
+//! (`url` keeps it). The test `url_crate_differences` shows each case.
+//!
+//! Python, the CLI (`dedup --canonical-urls`) and Redis get the same bytes: the Python
+//! package calls this module.
+
+mod fingerprint;
+mod host;
+mod quote;
+mod split;
+
+use core::fmt;
+
+pub use fingerprint::request_fingerprint;
+
+/// Why a URL has no canonical form (w3lib raises `ValueError` for the same inputs): an
+/// invalid IPv6 address or port, an unmatched bracket, ...
+///
+/// ```
+/// let err = blockbloom::url::canonicalize_url("http://[::1/").unwrap_err();
+/// assert_eq!(err.to_string(), "invalid URL: an unmatched bracket in the authority");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidUrl(&'static str);
+
+impl fmt::Display for InvalidUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid URL: {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidUrl {}
+
+/// Schemes whose path may end in `;params` (Python 3.11's `urllib.parse.uses_params`).
+const USES_PARAMS: [&str; 16] = [
+    "", "ftp", "hdl", "prospero", "http", "imap", "https", "shttp", "rtsp", "rtsps", "rtspu",
+    "sip", "sips", "mms", "sftp", "tel",
+];
+/// Schemes written with `//` before an empty authority (`urllib.parse.uses_netloc`).
+const USES_NETLOC: [&str; 26] = [
+    "", "ftp", "http", "gopher", "nntp", "telnet", "imap", "wais", "file", "mms", "https", "shttp",
+    "snews", "prospero", "rtsp", "rtsps", "rtspu", "rsync", "svn", "svn+ssh", "sftp", "nfs", "git",
+    "git+ssh", "ws", "wss",
+];
+
+/// The canonical form of `url` (a `&str`, or bytes, which need not be UTF-8): equal to
+/// `w3lib.url.canonicalize_url(url)`, which Scrapy's request fingerprint and dupefilter
+/// use. The rules are at the [module](self) documentation.
+///
+/// ```
+/// use blockbloom::url::canonicalize_url;
+///
+/// let page = "http://www.example.com/do?c=3&b=5&b=2&a=50";
+/// assert_eq!(canonicalize_url(page)?, "http://www.example.com/do?a=50&b=2&b=5&c=3");
+/// assert_eq!(canonicalize_url("http://bücher.de/ß")?, "http://xn--bcher-kva.de/%C3%9F");
+/// assert_eq!(canonicalize_url(b"http://a.com/caf\xe9")?, "http://a.com/caf%E9"); // Latin-1
+/// # Ok::<(), blockbloom::url::InvalidUrl>(())
+/// ```
+pub fn canonicalize_url<U: AsRef<[u8]> + ?Sized>(url: &U) -> Result<String, InvalidUrl> {
+    let parts = split::safe_split(&split::prepare(url.as_ref()))?;
+    Ok(canonicalize_parts(parts))
+}
+
+/// `w3lib.url.safe_url_string`: the URL with its parts made safe, as a Scrapy `Request`
+/// stores it.
+pub(crate) fn safe_url_string(url: &str) -> Result<String, InvalidUrl> {
+    let parts = split::safe_split(&split::prepare(url.as_bytes()))?;
+    let mut out = unsplit(&parts.scheme, &parts.netloc, parts.path, &parts.query);
+    if !parts.fragment.is_empty() {
+        out.push('#');
+        out.push_str(&parts.fragment);
+    }
+    Ok(out)
+}
+
+/// Whether `line` is a URL with an authority (`scheme://...`): the lines `dedup
+/// --canonical-urls` compares by their canonical form; others are compared as they are.
+///
+/// ```
+/// use blockbloom::url::has_authority;
+///
+/// assert!(has_authority(b"https://example.com/a"));
+/// assert!(!has_authority(b"mailto:someone@example.com"));
+/// assert!(!has_authority(b"a line of text"));
+/// ```
+pub fn has_authority(line: &[u8]) -> bool {
+    let text = split::prepare(line);
+    let bytes = text.as_bytes();
+    let scheme = bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')));
+    matches!(scheme, Some(n) if n > 0 && bytes[0].is_ascii_alphabetic() && bytes[n..].starts_with(b"://"))
+}
+
+fn canonicalize_parts(parts: split::SafeParts) -> String {
+    let split::SafeParts {
+        scheme,
+        netloc,
+        path,
+        query,
+        ..
+    } = parts;
+    let (path, params) = match path.rfind('/').map_or(0, |i| i + 1) {
+        last if USES_PARAMS.contains(&scheme.as_str()) => match path[last..].find(';') {
+            Some(semi) => (&path[..last + semi], &path[last + semi + 1..]),
+            None => (path.as_str(), ""),
+        },
+        _ => (path.as_str(), ""),
+    };
+    let query = if query.is_empty() {
+        query
+    } else {
+        quote::canonical_query(&query)
+    };
+    let mut canonical = if path.is_empty() {
+        "/".to_owned()
+    } else {
+        let mut out = String::with_capacity(path.len());
+        quote::quote_into(
+            &quote::unquote_path(path),
+            &quote::PATH_OUT,
+            false,
+            &mut out,
+        );
+        out
+    };
+    if canonical.starts_with('/') {
+        canonical = remove_dot_segments(&canonical);
+    }
+    if !params.is_empty() {
+        canonical.push(';');
+        canonical.push_str(params);
+    }
+    let netloc = match netloc.rfind('@') {
+        Some(at) => format!("{}{}", &netloc[..=at], lower_host(&netloc[at + 1..])),
+        None => lower_host(&netloc),
+    };
+    unsplit(&scheme, &normalize_ipv6(&netloc), canonical, &query)
+}
+
+fn lower_host(host: &str) -> String {
+    let host = host.to_lowercase();
+    host.strip_suffix(':').map_or(host.clone(), str::to_owned)
+}
+
+/// `[address]` as Python prints the address (`_normalize_ipv6_host`).
+fn normalize_ipv6(netloc: &str) -> String {
+    let Some(open) = netloc.find('[') else {
+        return netloc.to_owned();
+    };
+    let Some(close) = netloc[open..].find(']').map(|i| i + open) else {
+        return netloc.to_owned();
+    };
+    match host::python_ipv6(&netloc[open + 1..close]) {
+        Some(address) => format!("{}[{address}]{}", &netloc[..open], &netloc[close + 1..]),
+        None => netloc.to_owned(),
+    }
+}
+
+/// RFC 3986 section 5.2.4 on a path that starts with `/`, as w3lib does it.
+fn remove_dot_segments(path: &str) -> String {
+    if !path.contains("/.") {
+        return path.to_owned();
+    }
+    let segments: Vec<&str> = path[1..].split('/').collect();
+    let (last, rest) = segments
+        .split_last()
+        .expect("split yields one segment at least");
+    let mut output: Vec<&str> = Vec::with_capacity(segments.len());
+    for &segment in rest {
+        match segment {
+            ".." => {
+                output.pop();
+            }
+            "." => {}
+            _ => output.push(segment),
+        }
+    }
+    match *last {
+        ".." => {
+            output.pop();
+            output.push("");
+        }
+        "." => output.push(""),
+        last => output.push(last),
+    }
+    format!("/{}", output.join("/"))
+}
+
+/// `urllib.parse.urlunsplit` without a fragment.
+fn unsplit(scheme: &str, netloc: &str, mut path: String, query: &str) -> String {
+    if !netloc.is_empty() {
+        if !path.is_empty() && !path.starts_with('/') {
+            path.insert(0, '/');
+        }
+        path = format!("//{netloc}{path}");
+    } else if path.starts_with("//")
+        || (!scheme.is_empty()
+            && USES_NETLOC.contains(&scheme)
+            && (path.is_empty() || path.starts_with('/')))
+    {
+        path = format!("//{path}");
+    }
+    let mut out = String::with_capacity(scheme.len() + path.len() + query.len() + 2);
+    if !scheme.is_empty() {
+        out.push_str(scheme);
+        out.push(':');
+    }
+    out.push_str(&path);
+    if !query.is_empty() {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,259 @@
+//! `canonicalize_url` against w3lib 2.5's answers for hostile spellings (recorded from
+//! `w3lib.url.canonicalize_url`; CI also compares both live on thousands of URLs:
+//! `python/tests/test_url.py`), and the request fingerprint against Scrapy 2.19's.
+
+use super::{canonicalize_url, has_authority, request_fingerprint};
+
+/// (input, w3lib's canonical form or "ERR" where w3lib raises `ValueError`).
+const W3LIB: &[(&str, &str)] = &[
+    ("http://Example.com/a#top", "http://example.com/a"),
+    ("HTTP://WWW.EXAMPLE.COM/", "http://www.example.com/"),
+    ("http://example.com", "http://example.com/"),
+    ("http://example.com?a=1", "http://example.com/?a=1"),
+    ("https://example.com:443/", "https://example.com:443/"),
+    ("http://example.com:80/a", "http://example.com:80/a"),
+    ("http://example.com:0080/", "http://example.com:80/"),
+    ("http://example.com:/a", "http://example.com/a"),
+    ("http://u:p@Example.com/a", "http://u:p@example.com/a"),
+    ("http://U%41:p%3Aw@Ex.com/", "http://UA:p%3Aw@ex.com/"),
+    ("http://@ex.com/", "http://@ex.com/"),
+    ("http://a@b@ex.com/", "http://a%40b@ex.com/"),
+    (
+        "http://www.example.com/do?c=3&b=5&b=2&a=50",
+        "http://www.example.com/do?a=50&b=2&b=5&c=3",
+    ),
+    (
+        "http://ex.com/?a=&b&c=1&&d==2",
+        "http://ex.com/?a=&b=&c=1&d=%3D2",
+    ),
+    (
+        "http://ex.com/?q=a+b&q=a%20b&q=a b",
+        "http://ex.com/?q=a+b&q=a+b&q=a+b",
+    ),
+    ("http://ex.com/?%61=%62", "http://ex.com/?a=b"),
+    ("http://ex.com/?a=%zz&b=%4", "http://ex.com/?a=%25zz&b=%254"),
+    ("http://ex.com/?&&&", "http://ex.com/"),
+    ("http://ex.com/?", "http://ex.com/"),
+    ("http://ex.com/#", "http://ex.com/"),
+    ("http://ex.com/?a=1#f?g", "http://ex.com/?a=1"),
+    ("http://ex.com/a%2fb%2Fc", "http://ex.com/a%2Fb%2Fc"),
+    ("http://ex.com/%7euser", "http://ex.com/~user"),
+    ("http://ex.com/%41%42%c3%a9", "http://ex.com/AB%C3%A9"),
+    ("http://ex.com/a%3bb%3Fc%25d", "http://ex.com/a%3Bb%3Fc%25d"),
+    ("http://ex.com/a%252f", "http://ex.com/a%252f"),
+    ("http://ex.com/%e9", "http://ex.com/%E9"),
+    (
+        "http://ex.com/r\u{e9}sum\u{e9}",
+        "http://ex.com/r%C3%A9sum%C3%A9",
+    ),
+    (
+        "http://ex.com/a b\"c<d>e`f{g}h|i^j\\k",
+        "http://ex.com/a%20b%22c%3Cd%3Ee%60f%7Bg%7Dh|i%5Ej/k",
+    ),
+    ("http://ex.com/a/./b/../../c/./d/..", "http://ex.com/c/"),
+    ("http://ex.com/../a", "http://ex.com/a"),
+    ("http://ex.com/a/%2e%2e/b", "http://ex.com/b"),
+    ("http://ex.com/.", "http://ex.com/"),
+    ("http://ex.com/a;p", "http://ex.com/a;p"),
+    ("http://ex.com/a;p/b;q?x=1", "http://ex.com/a;p/b;q?x=1"),
+    ("http://ex.com/a;", "http://ex.com/a"),
+    ("http://b\u{fc}cher.de/", "http://xn--bcher-kva.de/"),
+    ("http://fa\u{df}.de/", "http://fass.de/"),
+    (
+        "http://\u{440}\u{444}.\u{440}\u{444}/",
+        "http://xn--p1ai.xn--p1ai/",
+    ),
+    ("http://\u{2603}.net/", "http://xn--n3h.net/"),
+    ("http://\u{1f355}.ws/", "http://xn--vi8h.ws/"),
+    ("http://EX\u{c4}MPLE.com/", "http://xn--exmple-cua.com/"),
+    ("http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
+    (
+        "http://\u{627}\u{644}\u{639}\u{631}\u{628}\u{64a}\u{629}.com/",
+        "http://xn--mgbcd4a2b0d2b.com/",
+    ),
+    ("http://a\u{3002}b\u{ff0e}c\u{ff61}d/", "http://a.b.c.d/"),
+    ("http://ex.com\u{ff0f}/", "ERR"),
+    ("http://a..\u{fc}.com/", "http://a..\u{fc}.com/"),
+    ("http://[::1]/", "http://[::1]/"),
+    (
+        "http://[::FFFF:1.2.3.4]:8080/a",
+        "http://[::ffff:102:304]:8080/a",
+    ),
+    (
+        "http://[2001:DB8:0:0:1:0:0:1]/",
+        "http://[2001:db8::1:0:0:1]/",
+    ),
+    ("http://[fe80::1%25Eth0]/", "http://[fe80::1%25eth0]/"),
+    ("http://[v1.abc]/", "http://v1.abc/"),
+    ("http://[::1/", "ERR"),
+    ("http://[1.2.3.4]/", "ERR"),
+    ("http://ex.com:99999/", "ERR"),
+    ("http://ex.com:8a/", "ERR"),
+    ("http://ex.com\\a\\b?c\\d#e\\f", "http://ex.com/a/b?c%5Cd="),
+    ("  \u{9}http://ex.com/a\u{a}b\u{d}  ", "http://ex.com/ab"),
+    ("http://ex.com/a\u{0}b\u{1f}", "http://ex.com/a%00b"),
+    ("mailto:a@Example.com", "mailto:a@Example.com"),
+    ("foo:/a/../b", "foo:/b"),
+    ("//ex.com/a", "//ex.com/a"),
+    ("/a/b?c=1", "/a/b?c=1"),
+    ("a?b=1", "a?b=1"),
+    ("file:///tmp/a b", "file:///tmp/a%20b"),
+    ("ftp://ex.com/a;type=i", "ftp://ex.com/a;type=i"),
+    ("ws://ex.com?x", "ws://ex.com/?x="),
+    ("https://ex.com/?q='a'", "https://ex.com/?q=%27a%27"),
+    ("custom://ex.com/?q='a'", "custom://ex.com/?q=%27a%27"),
+    (
+        "http://ex.com/?a=1&A=2&a=0&%C3%A9=1&\u{e9}=2",
+        "http://ex.com/?A=2&a=0&a=1&%C3%A9=1&%C3%A9=2",
+    ),
+    (
+        "http://ex.com/\u{e9}?\u{e9}=\u{e9}#\u{e9}",
+        "http://ex.com/%C3%A9?%C3%A9=%C3%A9",
+    ),
+    ("http://ex.com/?x=%2B+%20%2b", "http://ex.com/?x=%2B++%2B"),
+    ("http://ex.com/a%", "http://ex.com/a%"),
+    ("http://ex.com/a%2", "http://ex.com/a%2"),
+    ("http://ex.com/%%41", "http://ex.com/%A"),
+    ("HtTpS://ex.com/", "https://ex.com/"),
+    ("http://ex.com:443/", "http://ex.com:443/"),
+    ("http://EX.COM./a", "http://ex.com./a"),
+    ("http://ex.com/a/b/", "http://ex.com/a/b/"),
+];
+
+#[test]
+fn canonical_forms_are_w3libs() {
+    let mut wrong = Vec::new();
+    for &(input, expected) in W3LIB {
+        let got = canonicalize_url(input).map_err(|e| e.to_string());
+        let ok = match &got {
+            Ok(canonical) => canonical == expected,
+            Err(_) => expected == "ERR",
+        };
+        if !ok {
+            wrong.push(format!("{input:?}: got {got:?}, w3lib {expected:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {}:\n{}",
+        wrong.len(),
+        W3LIB.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn bytes_that_are_not_utf8_are_escaped() {
+    assert_eq!(
+        canonicalize_url(b"http://ex.com/caf\xe9").unwrap(),
+        "http://ex.com/caf%E9"
+    );
+    assert_eq!(
+        canonicalize_url(b"http://ex.com/?q=\xff\xfe").unwrap(),
+        "http://ex.com/?q=%FF%FE"
+    );
+    assert_eq!(
+        canonicalize_url(b"http://ex.com/\xe2\x82").unwrap(),
+        "http://ex.com/%E2%82"
+    );
+}
+
+#[test]
+fn long_urls_keep_every_argument_sorted() {
+    let args: Vec<String> = (1..=300).rev().map(|i| format!("k{i}=v{i}")).collect();
+    let url = format!("http://ex.com/{}?{}", "x".repeat(5000), args.join("&"));
+    let canonical = canonicalize_url(&url).unwrap();
+    // By name, then value: `k1` before `k10` (as tuples, not as `k1=v1` strings).
+    let mut sorted = args.clone();
+    sorted.sort_by(|a, b| a.split_once('=').cmp(&b.split_once('=')));
+    assert_eq!(sorted[..2], ["k1=v1", "k10=v10"]);
+    assert_eq!(
+        canonical,
+        format!("http://ex.com/{}?{}", "x".repeat(5000), sorted.join("&"))
+    );
+}
+
+#[test]
+fn canonical_forms_are_fixed_points() {
+    for &(input, expected) in W3LIB {
+        if expected != "ERR" && has_authority(input.as_bytes()) {
+            assert_eq!(canonicalize_url(expected).unwrap(), expected, "{input:?}");
+        }
+    }
+}
+
+#[test]
+fn lines_with_an_authority_are_urls() {
+    assert!(has_authority(b"http://ex.com/"));
+    assert!(has_authority(b"  HTTPS://ex.com"));
+    assert!(!has_authority(b"mailto:a@ex.com"));
+    assert!(!has_authority(b"just a line"));
+    assert!(!has_authority(b"://ex.com"));
+}
+
+#[test]
+fn fingerprints_are_scrapys() {
+    let cases: [(&str, &str, &[u8], &str); 3] = [
+        (
+            "GET",
+            "http://example.com/a?y=2&x=1#top",
+            b"",
+            "f9254c3df8e6bb7994942f9cd30c36061d8315d9",
+        ),
+        (
+            "post",
+            "http://Example.com/r\u{e9}sum\u{e9}",
+            b"a=1&b=\xff",
+            "269eb35e9fedf91646129ed27e9f03c9ff160eef",
+        ),
+        (
+            "GET",
+            "http://b\u{fc}cher.de/?q=\"x\"",
+            b"",
+            "942aaf5da2e9ef5efd4c62d9510f1601f397a0a7",
+        ),
+    ];
+    for (method, url, body, scrapy) in cases {
+        let fp = request_fingerprint(method, url, body).unwrap();
+        let hex: String = fp.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, scrapy, "{method} {url}");
+    }
+    assert!(request_fingerprint("GET", "example.com/a", b"").is_err());
+}
+
+/// Where the `url` crate (the URL Standard) and w3lib disagree; the module documentation
+/// lists these cases, and `canonicalize_url` follows w3lib in each.
+#[test]
+fn url_crate_differences() {
+    let cases = [
+        (
+            "http://ex.com:80/a",
+            "http://ex.com/a",
+            "http://ex.com:80/a",
+        ),
+        (
+            "http://fa\u{df}.de/",
+            "http://xn--fa-hia.de/",
+            "http://fass.de/",
+        ),
+        ("http://0x7f.1/", "http://127.0.0.1/", "http://0x7f.1/"),
+        (
+            "http://ex.com/?b=1&a=2",
+            "http://ex.com/?b=1&a=2",
+            "http://ex.com/?a=2&b=1",
+        ),
+        (
+            "http://ex.com/a%7e",
+            "http://ex.com/a%7e",
+            "http://ex.com/a~",
+        ),
+    ];
+    for (input, url_crate, w3lib) in cases {
+        assert_eq!(
+            url::Url::parse(input).unwrap().as_str(),
+            url_crate,
+            "{input}"
+        );
+        assert_eq!(canonicalize_url(input).unwrap(), w3lib, "{input}");
+    }
+}
