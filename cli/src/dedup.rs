@@ -18,6 +18,7 @@
 //! being written; a `SIGKILL` the group being written. The run counts those lines and says
 //! so.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -44,6 +45,8 @@ pub(crate) struct Options {
     pub(crate) wanted: Wanted,
     pub(crate) state: Option<PathBuf>,
     pub(crate) threads: usize,
+    /// `--canonical-urls`: URL lines are keyed by their canonical form.
+    pub(crate) canonical_urls: bool,
     pub(crate) stats: bool,
 }
 
@@ -185,7 +188,8 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
                     break 'chunks Err(Failure::Io(format!("writing output: {e}")));
                 }
             }
-            decide(&seen.filter, data, g, o.threads, &mut keep);
+            let keys = line_keys(data, g, o.canonical_urls);
+            decide(&seen.filter, &keys, o.threads, &mut keep);
             lines += g.len() as u64;
             buf.clear();
             for (&(a, b), &k) in g.iter().zip(&keep) {
@@ -293,21 +297,37 @@ fn line_bounds(chunk: &[u8], bounds: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// Claims the lines of `bounds` in `filter`; `keep[i]` says whether line `i` was won here
-/// (so is printed). With several threads, each claims, as one batch in input order, the
-/// lines routed to it: all copies of a line go to one thread, so the first copy wins.
-fn decide(
-    filter: &Filter,
-    chunk: &[u8],
+/// The key of each line of `bounds`: the line's bytes, or with `--canonical-urls` the
+/// canonical form of a line that is a URL.
+fn line_keys<'a>(
+    chunk: &'a [u8],
     bounds: &[(usize, usize)],
-    threads: usize,
-    keep: &mut Vec<bool>,
-) {
+    canonical: bool,
+) -> Vec<Cow<'a, [u8]>> {
+    bounds
+        .iter()
+        .map(|&(a, b)| {
+            let line = &chunk[a..b];
+            match canonical && blockbloom::url::has_authority(line) {
+                true => match blockbloom::url::canonicalize_url(line) {
+                    Ok(url) => Cow::Owned(url.into_bytes()),
+                    Err(_) => Cow::Borrowed(line),
+                },
+                false => Cow::Borrowed(line),
+            }
+        })
+        .collect()
+}
+
+/// Claims the lines' `keys` in `filter`; `keep[i]` says whether line `i` was won here (so
+/// is printed). With several threads, each claims, as one batch in input order, the lines
+/// routed to it: all copies of a key go to one thread, so the first copy wins.
+fn decide(filter: &Filter, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Vec<bool>) {
     keep.clear();
-    keep.resize(bounds.len(), false);
+    keep.resize(keys.len(), false);
     let filter = filter.keys();
     if threads == 1 {
-        let lines: Vec<Line<'_>> = bounds.iter().map(|&(a, b)| Line(&chunk[a..b])).collect();
+        let lines: Vec<Line<'_>> = keys.iter().map(|k| Line(k)).collect();
         filter.insert_if_absent_many(&lines, keep);
         return;
     }
@@ -316,8 +336,8 @@ fn decide(
             .map(|t| {
                 s.spawn(move || {
                     let (mut at, mut lines) = (Vec::new(), Vec::new());
-                    for (i, &(a, b)) in bounds.iter().enumerate() {
-                        let line = &chunk[a..b];
+                    for (i, key) in keys.iter().enumerate() {
+                        let line: &[u8] = key;
                         if route(line, threads) == t {
                             at.push(i);
                             lines.push(Line(line));

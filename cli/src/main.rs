@@ -78,6 +78,13 @@ enum Cmd {
         /// input order: the first occurrence is still the one printed.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=64))]
         threads: u8,
+        /// Compare URLs by their canonical form, as Scrapy does (w3lib's canonicalize_url:
+        /// lower-case host, sorted query arguments, no #fragment, normalized escapes): the
+        /// first spelling of each page is printed as it was written. A line that is not a
+        /// URL (no scheme://), or not a valid one, is compared as it is. Use it for every
+        /// run of one --state.
+        #[arg(long)]
+        canonical_urls: bool,
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
         ///
         /// (A progress line is shown on stderr whenever stderr is a terminal. SIGINT
@@ -218,6 +225,7 @@ fn main() -> ExitCode {
             seed,
             expire_after,
             threads,
+            canonical_urls,
             stats,
         } => dedup::run(dedup::Options {
             files,
@@ -230,6 +238,7 @@ fn main() -> ExitCode {
             },
             state,
             threads: threads as usize,
+            canonical_urls,
             stats,
         }),
         Cmd::Calc {

@@ -140,3 +140,20 @@ def test_request_fingerprints_are_scrapys():
         compared += 1
     assert compared > 3_000
     assert blockbloom.request_fingerprint("http://a.com/?y=1&x=2") == blockbloom.request_fingerprint("http://A.com/?x=2&y=1")
+
+
+def test_the_cli_prints_the_first_spelling_of_each_page_as_w3lib_keys_them(cli, tmp_path):
+    import subprocess
+
+    links = [u for u in doc_links() if "\n" not in u and "\r" not in u]
+    first, keys = [], set()
+    for u in links:
+        key = w3lib_or_error(u)
+        key = u if key is ValueError else key
+        if key not in keys:
+            keys.add(key)
+            first.append(u)
+    out = subprocess.run([cli, "dedup", "--canonical-urls", "--capacity", "1M", "--fpr", "1e-9"],
+                         input="\n".join(links).encode() + b"\n", capture_output=True, check=True)
+    assert out.stdout.decode().splitlines() == first
+    print(f"\nthe CLI: {len(links)} links in, {len(first)} pages out, as w3lib keys them")

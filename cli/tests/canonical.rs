@@ -1,0 +1,73 @@
+//! `dedup --canonical-urls`: spellings of one page are one line (the first printed as it
+//! was written), in memory, across runs of a state and with threads; lines that are not
+//! URLs are compared as they are. (The canonical forms against w3lib's, on the links of
+//! the Python docs: `python/tests/test_url.py`.)
+
+mod common;
+use common::*;
+
+const SPELLINGS: &str = "\
+http://Example.com/a?y=2&x=1#top
+http://example.com/a?x=1&y=2
+HTTP://EXAMPLE.COM:/a?x=1&y=2
+http://example.com/b
+http://example.com/%7Euser/
+not a url
+not a url
+mailto:Someone@Example.com
+mailto:someone@example.com
+http://[::1/
+http://[::1/
+http://example.com/~user/
+http://b\u{fc}cher.de/\r
+http://xn--bcher-kva.de/
+";
+
+const FIRST_SPELLINGS: &str = "\
+http://Example.com/a?y=2&x=1#top
+http://example.com/b
+http://example.com/%7Euser/
+not a url
+mailto:Someone@Example.com
+mailto:someone@example.com
+http://[::1/
+http://b\u{fc}cher.de/\r
+";
+
+#[test]
+fn spellings_of_one_page_are_printed_once_as_first_written() {
+    for threads in ["1", "3"] {
+        let out = run(
+            &["dedup", "--canonical-urls", "--threads", threads],
+            SPELLINGS.as_bytes(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            FIRST_SPELLINGS,
+            "--threads {threads}"
+        );
+    }
+    // Without the flag, every distinct string is a line of its own.
+    let raw = run(&["dedup"], SPELLINGS.as_bytes());
+    assert_eq!(count_lines(&raw.stdout), SPELLINGS.lines().count() - 2);
+}
+
+#[test]
+fn a_state_keeps_pages_across_runs() {
+    let dir = temp_dir("canonical");
+    let state = dir.join("s.bloom");
+    let args = state_args(state.to_str().unwrap(), &["--canonical-urls"]);
+    let first = run(&args, b"http://example.com/a?x=1&y=2\n");
+    assert_eq!(first.stdout, b"http://example.com/a?x=1&y=2\n");
+    let again = run(
+        &args,
+        b"HTTP://example.COM/a?y=2&x=1#again\nhttp://example.com/new\n",
+    );
+    assert!(again.status.success());
+    assert_eq!(again.stdout, b"http://example.com/new\n");
+}
