@@ -49,3 +49,8 @@ def test_the_settings_shown_load():
     # "BLOCKBLOOM_FPR = 1e-5  # default": the default it names.
     fpr = re.search(r"^BLOCKBLOOM_FPR = (\S+)\s+# default", shown, re.M)
     assert float(fpr.group(1)) == blockbloom.scrapy.DEFAULT_FPR
+
+
+def test_the_url_example_runs():
+    code = next(b for b in python_blocks(ROOT / "python" / "README.md") if "canonicalize_url" in b)
+    run(code, "python/README.md")
