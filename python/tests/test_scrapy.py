@@ -393,3 +393,61 @@ def test_redis_dupefilter_with_an_expiry_window(redis_url):
         RedisBloomDupeFilter.from_crawler(get_crawler(settings_dict={**settings, "BLOCKBLOOM_EXPIRE_AFTER": 0}), "docs")
     df.clear()
     assert RedisBloomDupeFilter.from_crawler(get_crawler(settings_dict=settings), "docs").request_seen(r) is False
+
+
+def mixed_fleet_binary():
+    """`redis/examples/mixed_fleet.rs`, built by `cargo test --workspace` (or `cargo build -p
+    blockbloom-redis --example mixed_fleet`)."""
+    root = Path(__file__).resolve().parents[2]
+    for profile in ("release", "debug"):
+        path = root / "target" / profile / "examples" / "mixed_fleet"
+        if path.exists():
+            return str(path)
+    if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+        raise RuntimeError("no mixed_fleet example: cargo build -p blockbloom-redis --example mixed_fleet")
+    pytest.skip("no mixed_fleet example (cargo build -p blockbloom-redis --example mixed_fleet)")
+
+
+def test_a_rust_crawler_and_a_scrapy_redis_spider_share_one_filter(site, tmp_path, redis_url):
+    """The Rust crawler keys requests by `request_fingerprint`, the spider's dupefilter by
+    Scrapy's own: both crawl the docs at once through one Redis filter, from two start
+    pages, and no page is fetched by both."""
+    pytest.importorskip("scrapy_redis")
+    import blockbloom
+
+    rust = mixed_fleet_binary()
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "blockbloom.scrapy.RedisBloomDupeFilter",
+        "SCHEDULER_PERSIST": True,
+        "REDIS_URL": redis_url,
+        "SCHEDULER_IDLE_BEFORE_CLOSE": 1,
+        "SCHEDULER_DUPEFILTER_KEY": "docs:dupefilter",
+        "BLOCKBLOOM_CAPACITY": 100_000,
+        "BLOCKBLOOM_FPR": 1e-5,
+    }
+    t = time.time()
+    spider, spider_fetched = crawl(site, tmp_path, "spider", settings, wait=False)
+    rust_fetched = tmp_path / "rust.fetched"
+    # Its seeds: the library pages, which the spider reaches in its second step; it takes
+    # those no process has claimed yet.
+    seeds = [site.replace("index.html", f"library/{p.name}") for p in sorted((DOCS / "library").glob("*.html"))]
+    # Once the spider is under way (Scrapy starts in seconds, the Rust crawler at once).
+    while not spider_fetched.exists() or len(spider_fetched.read_text().splitlines()) < 3:
+        assert spider.poll() is None and time.time() - t < 120
+        time.sleep(0.1)
+    crawler = subprocess.run(
+        [rust, "--delay-ms=5", redis_url, "docs:dupefilter", "100000", "1e-5", str(rust_fetched), *seeds[::-1]],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert crawler.returncode == 0, crawler.stderr
+    assert spider.wait(timeout=600) == 0
+    page = blockbloom.canonicalize_url
+    by_spider = [page(u) for u in spider_fetched.read_text().splitlines()]
+    by_rust = [page(u) for u in rust_fetched.read_text().splitlines()]
+    both = set(by_spider) & set(by_rust)
+    print(f"\nScrapy-Redis spider {len(by_spider)} pages, Rust crawler {len(by_rust)}, "
+          f"fetched by both {len(both)}, in {time.time() - t:.1f} s; {crawler.stdout.strip()}")
+    assert len(set(by_spider)) == len(by_spider) and len(set(by_rust)) == len(by_rust)
+    assert not both, f"fetched by both: {sorted(both)[:5]}"
+    assert len(by_rust) > 50 and len(by_spider) > 50 and len(both | set(by_spider) | set(by_rust)) > 500
