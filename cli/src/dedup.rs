@@ -45,8 +45,9 @@ pub(crate) struct Options {
     pub(crate) wanted: Wanted,
     pub(crate) state: Option<PathBuf>,
     pub(crate) threads: usize,
-    /// `--canonical-urls`: URL lines are keyed by their canonical form.
-    pub(crate) canonical_urls: bool,
+    /// `--canonical-urls` (and its `--strip-…` options): URL lines are keyed by their
+    /// canonical form.
+    pub(crate) canonical_urls: Option<blockbloom::url::UrlCanonicalizer>,
     pub(crate) stats: bool,
 }
 
@@ -188,7 +189,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
                     break 'chunks Err(Failure::Io(format!("writing output: {e}")));
                 }
             }
-            let keys = line_keys(data, g, o.canonical_urls);
+            let keys = line_keys(data, g, o.canonical_urls.as_ref());
             decide(&seen.filter, &keys, o.threads, &mut keep);
             lines += g.len() as u64;
             buf.clear();
@@ -302,21 +303,15 @@ fn line_bounds(chunk: &[u8], bounds: &mut Vec<(usize, usize)>) {
 fn line_keys<'a>(
     chunk: &'a [u8],
     bounds: &[(usize, usize)],
-    canonical: bool,
+    canonical: Option<&blockbloom::url::UrlCanonicalizer>,
 ) -> Vec<Cow<'a, [u8]>> {
-    bounds
-        .iter()
-        .map(|&(a, b)| {
-            let line = &chunk[a..b];
-            match canonical && blockbloom::url::has_authority(line) {
-                true => match blockbloom::url::canonicalize_url(line) {
-                    Ok(url) => Cow::Owned(url.into_bytes()),
-                    Err(_) => Cow::Borrowed(line),
-                },
-                false => Cow::Borrowed(line),
-            }
-        })
-        .collect()
+    let key = |line: &'a [u8]| match canonical {
+        Some(pages) if blockbloom::url::has_authority(line) => pages
+            .canonicalize(line)
+            .map_or(Cow::Borrowed(line), |url| Cow::Owned(url.into_bytes())),
+        _ => Cow::Borrowed(line),
+    };
+    bounds.iter().map(|&(a, b)| key(&chunk[a..b])).collect()
 }
 
 /// Claims the lines' `keys` in `filter`; `keep[i]` says whether line `i` was won here (so

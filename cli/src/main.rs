@@ -85,6 +85,19 @@ enum Cmd {
         /// run of one --state.
         #[arg(long)]
         canonical_urls: bool,
+        /// With --canonical-urls, lossy: drop tracking arguments (utm_*, gclid, fbclid, …).
+        #[arg(long, requires = "canonical_urls")]
+        strip_tracking_params: bool,
+        /// With --canonical-urls, lossy: drop the query arguments named NAME (repeatable; a
+        /// trailing * matches a prefix: sessionid, ref_*).
+        #[arg(long, value_name = "NAME", requires = "canonical_urls")]
+        strip_param: Vec<String>,
+        /// With --canonical-urls, lossy: drop a scheme's default port (:80, :443).
+        #[arg(long, requires = "canonical_urls")]
+        strip_default_port: bool,
+        /// With --canonical-urls, lossy: drop the / that ends a path (/a/ as /a).
+        #[arg(long, requires = "canonical_urls")]
+        strip_trailing_slash: bool,
         /// Print counts, estimated false-positive rate, memory and rate on stderr.
         ///
         /// (A progress line is shown on stderr whenever stderr is a terminal. SIGINT
@@ -226,6 +239,10 @@ fn main() -> ExitCode {
             expire_after,
             threads,
             canonical_urls,
+            strip_tracking_params,
+            strip_param,
+            strip_default_port,
+            strip_trailing_slash,
             stats,
         } => dedup::run(dedup::Options {
             files,
@@ -238,7 +255,22 @@ fn main() -> ExitCode {
             },
             state,
             threads: threads as usize,
-            canonical_urls,
+            canonical_urls: canonical_urls.then(|| {
+                let mut pages = blockbloom::url::UrlCanonicalizer::new();
+                if strip_tracking_params {
+                    pages = pages.strip_tracking_params();
+                }
+                for name in &strip_param {
+                    pages = pages.strip_param(name);
+                }
+                if strip_default_port {
+                    pages = pages.strip_default_port();
+                }
+                if strip_trailing_slash {
+                    pages = pages.strip_trailing_slash();
+                }
+                pages
+            }),
             stats,
         }),
         Cmd::Calc {

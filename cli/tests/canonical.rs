@@ -71,3 +71,36 @@ fn a_state_keeps_pages_across_runs() {
     assert!(again.status.success());
     assert_eq!(again.stdout, b"http://example.com/new\n");
 }
+
+#[test]
+fn lossy_options_merge_more_spellings_and_need_the_flag() {
+    let input = "http://ex.com:80/a/?utm_source=x&sid=1&b=2\nhttp://ex.com/a?b=2\nhttp://ex.com/a?b=2&ref_x=1\n";
+    let plain = run(&["dedup", "--canonical-urls"], input.as_bytes());
+    assert_eq!(
+        count_lines(&plain.stdout),
+        3,
+        "without options: three pages"
+    );
+    let args = [
+        "dedup",
+        "--canonical-urls",
+        "--strip-tracking-params",
+        "--strip-param",
+        "sid",
+        "--strip-param",
+        "ref_*",
+        "--strip-default-port",
+        "--strip-trailing-slash",
+    ];
+    let stripped = run(&args, input.as_bytes());
+    assert_eq!(
+        stripped.stdout,
+        b"http://ex.com:80/a/?utm_source=x&sid=1&b=2\n"
+    );
+    let refused = run(&["dedup", "--strip-default-port"], input.as_bytes());
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "--strip-… needs --canonical-urls"
+    );
+}

@@ -24,9 +24,35 @@ impl AsRef<[u8]> for Text {
 /// The canonical form of `url` (`str`, or `bytes` in any encoding): equal to
 /// `w3lib.url.canonicalize_url(url)`, which Scrapy's request fingerprint uses. Raises
 /// `ValueError` where w3lib does (an invalid IPv6 address or port, ...).
+///
+/// Lossy options, off by default (with any, the form is no longer Scrapy's):
+/// `strip_tracking_params` drops `utm_*`, `gclid`, `fbclid`, ... (`TRACKING_PARAMS`),
+/// `strip_params` the arguments named (a `*` at the end: a prefix), `strip_default_port`
+/// a scheme's default port, `strip_trailing_slash` the `/` ending a path other than `/`.
 #[pyfunction]
-pub(crate) fn canonicalize_url(py: Python<'_>, url: Text) -> PyResult<String> {
-    py.detach(|| blockbloom::url::canonicalize_url(&url))
+#[pyo3(signature = (url, *, strip_tracking_params = false, strip_params = Vec::new(), strip_default_port = false, strip_trailing_slash = false), text_signature = "(url, *, strip_tracking_params=False, strip_params=(), strip_default_port=False, strip_trailing_slash=False)")]
+pub(crate) fn canonicalize_url(
+    py: Python<'_>,
+    url: Text,
+    strip_tracking_params: bool,
+    strip_params: Vec<String>,
+    strip_default_port: bool,
+    strip_trailing_slash: bool,
+) -> PyResult<String> {
+    let mut pages = blockbloom::url::UrlCanonicalizer::new();
+    if strip_tracking_params {
+        pages = pages.strip_tracking_params();
+    }
+    for name in &strip_params {
+        pages = pages.strip_param(name);
+    }
+    if strip_default_port {
+        pages = pages.strip_default_port();
+    }
+    if strip_trailing_slash {
+        pages = pages.strip_trailing_slash();
+    }
+    py.detach(|| pages.canonicalize(&url))
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

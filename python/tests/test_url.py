@@ -157,3 +157,14 @@ def test_the_cli_prints_the_first_spelling_of_each_page_as_w3lib_keys_them(cli, 
                          input="\n".join(links).encode() + b"\n", capture_output=True, check=True)
     assert out.stdout.decode().splitlines() == first
     print(f"\nthe CLI: {len(links)} links in, {len(first)} pages out, as w3lib keys them")
+
+
+def test_lossy_options_are_off_by_default_and_strip_what_they_name():
+    url = "HTTP://Ex.com:80/a/?utm_source=x&sid=1&b=2&gclid=3"
+    assert blockbloom.canonicalize_url(url) == w3lib_url.canonicalize_url(url)
+    assert blockbloom.canonicalize_url(url, strip_tracking_params=True) == "http://ex.com:80/a/?b=2&sid=1"
+    assert (blockbloom.canonicalize_url(url, strip_tracking_params=True, strip_params=["sid"], strip_default_port=True,
+                                        strip_trailing_slash=True) == "http://ex.com/a?b=2")
+    assert blockbloom.canonicalize_url(url, strip_params=("utm_*", "g*")) == "http://ex.com:80/a/?b=2&sid=1"
+    with pytest.raises(TypeError):
+        blockbloom.canonicalize_url(url, strip_params="sid")  # a str is not a list of names

@@ -31,6 +31,9 @@
 //!   again (a space as `+`); empty arguments (`&&`) are dropped, blank values kept (`a=`).
 //! - The fragment (`#...`) is dropped.
 //!
+//! [`UrlCanonicalizer`] adds lossy options, off by default: tracking arguments, default
+//! ports and trailing slashes stripped.
+//!
 //! # Where it differs from the `url` crate
 //! [`canonicalize_url`] splits a URL as w3lib does, not by the URL Standard's parser that
 //! the `url` crate implements, because Scrapy's fingerprints come from w3lib's split. The
@@ -46,10 +49,12 @@ mod fingerprint;
 mod host;
 mod quote;
 mod split;
+mod strip;
 
 use core::fmt;
 
 pub use fingerprint::request_fingerprint;
+pub use strip::{UrlCanonicalizer, TRACKING_PARAMS};
 
 /// Why a URL has no canonical form (w3lib raises `ValueError` for the same inputs): an
 /// invalid IPv6 address or port, an unmatched bracket, ...

@@ -257,3 +257,47 @@ fn url_crate_differences() {
         assert_eq!(canonicalize_url(input).unwrap(), w3lib, "{input}");
     }
 }
+
+#[test]
+fn lossy_options_strip_only_what_they_name() {
+    use super::UrlCanonicalizer;
+    let all = UrlCanonicalizer::new()
+        .strip_tracking_params()
+        .strip_param("session id")
+        .strip_param("x_*")
+        .strip_default_port()
+        .strip_trailing_slash();
+    let cases = [
+        (
+            "http://ex.com:80/a/?utm_source=1&utm_medium=2&b=1",
+            "http://ex.com/a?b=1",
+        ),
+        ("https://ex.com:443/?gclid=1&fbclid=2", "https://ex.com/"),
+        ("https://ex.com:80/a/", "https://ex.com:80/a"),
+        (
+            "http://[::1]:80/x/?session+id=4&session=5",
+            "http://[::1]/x?session=5",
+        ),
+        (
+            "http://ex.com/a/;p?x_a=1&x=2&xa=3",
+            "http://ex.com/a/;p?x=2&xa=3",
+        ),
+        (
+            "http://ex.com/?utm=1&autm_source=2",
+            "http://ex.com/?autm_source=2&utm=1",
+        ),
+        ("mailto:a@ex.com?utm_source=1", "mailto:a@ex.com"),
+        ("ftp://ex.com:21//", "ftp://ex.com/"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(all.canonicalize(input).unwrap(), expected, "{input}");
+    }
+    for (input, _) in cases {
+        assert_eq!(
+            UrlCanonicalizer::new().canonicalize(input).unwrap(),
+            canonicalize_url(input).unwrap(),
+            "no option: w3lib's form"
+        );
+    }
+    assert!(all.canonicalize("http://[::1/").is_err());
+}

@@ -26,8 +26,15 @@ _Key = Union[str, bytes]
 _StrPath = Union[str, PathLike[str]]
 _Seconds = Union[float, timedelta]
 
-def canonicalize_url(url: Union[str, bytes]) -> str:
-    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url)``."""
+def canonicalize_url(
+    url: Union[str, bytes],
+    *,
+    strip_tracking_params: bool = False,
+    strip_params: Iterable[str] = (),
+    strip_default_port: bool = False,
+    strip_trailing_slash: bool = False,
+) -> str:
+    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url)`` without options."""
 
 def request_fingerprint(url: str, method: str = "GET", body: Union[str, bytes] = b"") -> bytes:
     """Scrapy's default request fingerprint of ``Request(url, method=method, body=body)``."""

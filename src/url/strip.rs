@@ -1,0 +1,179 @@
+//! [`UrlCanonicalizer`]: the canonical form, then the lossy options (off by default)
+//! that make more spellings one page than Scrapy does.
+
+use super::quote::{quote_into, UNRESERVED};
+use super::{canonicalize_url, InvalidUrl};
+
+/// Query arguments that only say where a visitor came from (`strip_tracking_params`): a
+/// name, or a prefix ending in `*`. More: [`UrlCanonicalizer::strip_param`].
+///
+/// ```
+/// assert!(blockbloom::url::TRACKING_PARAMS.contains(&"utm_*"));
+/// ```
+pub const TRACKING_PARAMS: &[&str] = &[
+    "utm_*",
+    "gclid",
+    "gclsrc",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "fbclid",
+    "msclkid",
+    "yclid",
+    "twclid",
+    "ttclid",
+    "li_fat_id",
+    "igshid",
+    "mc_cid",
+    "mc_eid",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+    "_ga",
+    "_gl",
+    "s_cid",
+    "vero_id",
+    "oly_anon_id",
+    "oly_enc_id",
+    "rb_clickid",
+];
+
+/// The canonical form of [`canonicalize_url`](super::canonicalize_url) (w3lib's), plus
+/// lossy options, each off by default because each can merge two pages a site serves
+/// differently: tracking arguments (`?utm_source=…`), a scheme's default port (`:80`), a
+/// trailing slash (`/a/` as `/a`). Keys made with options are no longer Scrapy's.
+///
+/// ```
+/// use blockbloom::url::UrlCanonicalizer;
+///
+/// let pages = UrlCanonicalizer::new()
+///     .strip_tracking_params()
+///     .strip_param("sessionid")
+///     .strip_default_port()
+///     .strip_trailing_slash();
+/// assert_eq!(
+///     pages.canonicalize("HTTP://Example.com:80/a/?utm_source=x&b=1&sessionid=42&gclid=y")?,
+///     "http://example.com/a?b=1"
+/// );
+/// // Without options it is `canonicalize_url`:
+/// assert_eq!(
+///     UrlCanonicalizer::new().canonicalize("http://example.com:80/a/?utm_source=x")?,
+///     "http://example.com:80/a/?utm_source=x"
+/// );
+/// # Ok::<(), blockbloom::url::InvalidUrl>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct UrlCanonicalizer {
+    /// Names as they are written in a canonical query (a `*` at the end: a prefix).
+    params: Vec<String>,
+    default_port: bool,
+    trailing_slash: bool,
+}
+
+impl UrlCanonicalizer {
+    /// The canonical form alone (no option on): [`canonicalize_url`](super::canonicalize_url).
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Drops the arguments of [`TRACKING_PARAMS`] (`utm_*`, `gclid`, `fbclid`, ...).
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn strip_tracking_params(mut self) -> Self {
+        for &name in TRACKING_PARAMS {
+            self = self.strip_param(name);
+        }
+        self
+    }
+
+    /// Drops the query arguments named `name` (decoded; a `*` at the end matches every name
+    /// that starts with the rest): a session id, say.
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn strip_param(mut self, name: &str) -> Self {
+        let (stem, prefix) = match name.strip_suffix('*') {
+            Some(stem) => (stem, "*"),
+            None => (name, ""),
+        };
+        let mut written = String::new();
+        quote_into(stem.as_bytes(), &UNRESERVED, true, &mut written);
+        self.params.push(written + prefix);
+        self
+    }
+
+    /// Drops a port that is the scheme's default (`http` 80, `https` 443, `ws` 80, `wss`
+    /// 443, `ftp` 21).
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn strip_default_port(mut self) -> Self {
+        self.default_port = true;
+        self
+    }
+
+    /// Drops the `/` at the end of a path other than `/` (`/a/` is `/a`).
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn strip_trailing_slash(mut self) -> Self {
+        self.trailing_slash = true;
+        self
+    }
+
+    /// The canonical form of `url` with the options applied; the errors of
+    /// [`canonicalize_url`](super::canonicalize_url).
+    ///
+    /// Example at [`UrlCanonicalizer`].
+    pub fn canonicalize<U: AsRef<[u8]> + ?Sized>(&self, url: &U) -> Result<String, InvalidUrl> {
+        let canonical = canonicalize_url(url)?;
+        if self.params.is_empty() && !self.default_port && !self.trailing_slash {
+            return Ok(canonical);
+        }
+        let (head, query) = canonical.split_once('?').unwrap_or((&canonical, ""));
+        let mut out = self.head(head);
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|field| !field.is_empty() && !self.stripped(field))
+            .collect();
+        if !kept.is_empty() {
+            out.push('?');
+            out.push_str(&kept.join("&"));
+        }
+        Ok(out)
+    }
+
+    fn stripped(&self, field: &str) -> bool {
+        let name = field.split_once('=').map_or(field, |(name, _)| name);
+        self.params.iter().any(|p| match p.strip_suffix('*') {
+            Some(stem) => name.starts_with(stem),
+            None => name == p,
+        })
+    }
+
+    /// `scheme://netloc/path` with the port and slash options applied.
+    fn head(&self, head: &str) -> String {
+        let Some((scheme, rest)) = head.split_once("://") else {
+            return head.to_owned();
+        };
+        let (netloc, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let mut netloc = netloc;
+        if self.default_port {
+            let default = match scheme {
+                "http" | "ws" => "80",
+                "https" | "wss" => "443",
+                "ftp" => "21",
+                _ => "",
+            };
+            if let Some((host, port)) = netloc.rsplit_once(':') {
+                if !default.is_empty() && port == default {
+                    netloc = host;
+                }
+            }
+        }
+        let path = match path.strip_suffix('/') {
+            Some(stripped) if self.trailing_slash && !stripped.is_empty() => stripped,
+            _ => path,
+        };
+        format!("{scheme}://{netloc}{path}")
+    }
+}
