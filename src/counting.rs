@@ -371,6 +371,28 @@ impl CountingBloomFilter {
         math::fpr_of_fills(fills, COUNTERS_PER_BLOCK, self.num_hashes())
     }
 
+    /// The expected number of new keys taken for repeats so far, from the fill (as
+    /// [`BloomFilter::estimated_false_positives`](crate::BloomFilter::estimated_false_positives);
+    /// keys removed count as never inserted).
+    ///
+    /// ```
+    /// use blockbloom::CountingBloomFilter;
+    /// let f = CountingBloomFilter::with_capacity(50_000, 0.01)?;
+    /// let lost = (0..50_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
+    /// let estimate = f.estimated_false_positives();
+    /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_false_positives(&self) -> f64 {
+        let counters = self.blocks.len() as f64 * COUNTERS_PER_BLOCK as f64;
+        math::blocked_false_positives(
+            self.estimated_len() as f64,
+            counters,
+            self.num_hashes(),
+            COUNTERS_PER_BLOCK,
+        )
+    }
+
     /// Not public API: the key's counters (low bit of each 4-bit counter, per word), for the
     /// loom models, which need keys spread over several words.
     #[cfg(feature = "internals")]

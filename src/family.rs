@@ -83,6 +83,8 @@ pub trait Filter<K: Hash + ?Sized>: Send + Sync {
     fn estimated_fpr(&self) -> f64;
     /// Estimated number of distinct keys inserted.
     fn estimated_len(&self) -> u64;
+    /// The expected number of new keys taken for repeats so far (0 for an exact set).
+    fn estimated_false_positives(&self) -> f64;
     /// Bytes of memory the filter occupies.
     fn memory_bytes(&self) -> usize;
 }
@@ -146,6 +148,9 @@ macro_rules! filter_impl {
             }
             fn estimated_len(&self) -> u64 {
                 <$t>::estimated_len(self)
+            }
+            fn estimated_false_positives(&self) -> f64 {
+                <$t>::estimated_false_positives(self)
             }
             fn memory_bytes(&self) -> usize {
                 <$t>::memory_bytes(self)
@@ -232,6 +237,9 @@ impl Filter<u64> for AtomicBitSet {
     }
     fn estimated_len(&self) -> u64 {
         self.len()
+    }
+    fn estimated_false_positives(&self) -> f64 {
+        0.0
     }
     fn memory_bytes(&self) -> usize {
         AtomicBitSet::memory_bytes(self)

@@ -566,5 +566,8 @@ pub(crate) fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32)
     sum / blocks as f64
 }
 
+mod false_positives;
+pub(crate) use false_positives::{blocked_false_positives, expected_false_positives};
+
 #[cfg(test)]
 mod tests;

@@ -278,12 +278,15 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
         Some(_) => format!(", recorded in the state {printed} (unread {unread})"),
         None => String::new(),
     };
+    let keys = seen.filter.keys();
     eprintln!(
         "lines {lines}, printed {printed}{recorded}, repeats {}, {what} {bits} bits ({:.1} MiB), \
-         estimated fpr now {:.4}%, {secs:.2} s, {:.1} M lines/s",
+         estimated fpr now {:.4}%, estimated new lines taken for repeats (not printed) {:.0}, \
+         {secs:.2} s, {:.1} M lines/s",
         lines - printed,
         bytes as f64 / 1048576.0,
-        100.0 * seen.filter.keys().estimated_fpr(),
+        100.0 * keys.estimated_fpr(),
+        keys.estimated_false_positives(),
         lines as f64 / secs.max(1e-9) / 1e6
     );
 }

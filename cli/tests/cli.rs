@@ -326,3 +326,28 @@ fn block_bits_are_taken_recorded_and_checked() {
     let t = String::from_utf8(table.stdout).unwrap();
     assert!(t.contains("9.92 (6)") && t.contains("12.14 (5)"), "{t}");
 }
+
+/// `--stats` says how many new lines were taken for repeats (so not printed): within 30%
+/// of the count, for distinct lines filled to the capacity.
+#[test]
+fn stats_estimate_the_lines_lost_to_false_positives() {
+    let input = lines_of(0..200_000);
+    let out = run(
+        &["dedup", "--capacity", "200000", "--stats"],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    let lost = (200_000 - count_lines(&out.stdout)) as f64;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let estimate: f64 = err
+        .split("taken for repeats (not printed) ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in {err}"));
+    println!("{lost} lines lost, estimated {estimate}");
+    assert!(
+        lost > 100.0 && (0.7 * lost..=1.3 * lost).contains(&estimate),
+        "{err}"
+    );
+}

@@ -2,6 +2,7 @@
 
 mod batch;
 mod builder;
+mod estimates;
 mod persist;
 mod window;
 
@@ -14,7 +15,6 @@ use crate::block::{Block, BLOCK_BYTES, WORDS};
 use crate::counting::counter_mask;
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::math::COUNTERS_PER_BLOCK;
 use crate::storage::Blocks;
 use crate::sync::{
     AtomicU64,
@@ -450,47 +450,6 @@ impl ExpiringBloomFilter {
         let now = self.window.epoch_of(SystemTime::now());
         let oldest = first.max(now.saturating_sub(window::GENERATIONS));
         Some(std::time::UNIX_EPOCH + self.window.start_of(oldest))
-    }
-
-    /// The false-positive rate now: [`estimated_fpr_at`](Self::estimated_fpr_at) with
-    /// [`SystemTime::now`].
-    ///
-    /// Example at [`memory_bytes`](Self::memory_bytes).
-    pub fn estimated_fpr(&self) -> f64 {
-        self.estimated_fpr_at(SystemTime::now())
-    }
-
-    /// The false-positive rate at `t`, from the stamps live then (reads the whole filter):
-    /// the mean over lines of `(live stamps / 128)^k`.
-    ///
-    /// Example at [`memory_bytes`](Self::memory_bytes).
-    pub fn estimated_fpr_at(&self, t: SystemTime) -> f64 {
-        let fills = self.live_per_line(t);
-        crate::math::fpr_of_fills(fills, COUNTERS_PER_BLOCK, self.num_hashes())
-    }
-
-    /// Estimated number of distinct keys with live stamps now (inserted in the last four to
-    /// five epochs), from each line's count of live stamps. Reads the whole filter.
-    ///
-    /// Example at [`memory_bytes`](Self::memory_bytes).
-    pub fn estimated_len(&self) -> u64 {
-        let slots = COUNTERS_PER_BLOCK as f64;
-        let per_key = self.num_hashes() as f64 * (1.0 - 1.0 / slots).ln();
-        let n: f64 = self
-            .live_per_line(SystemTime::now())
-            .map(|live| (1.0 - live as f64 / slots).max(0.5 / slots).ln() / per_key)
-            .sum();
-        n.round() as u64
-    }
-
-    fn live_per_line(&self, t: SystemTime) -> impl Iterator<Item = u32> + '_ {
-        let e = self.epoch_at(t);
-        self.stamp_lines().iter().map(move |b| {
-            b.words()
-                .iter()
-                .map(|w| live_slots(w.load(Relaxed), 0x1111_1111_1111_1111, &e).count_ones())
-                .sum()
-        })
     }
 
     /// Not public API: the key's stamps (low bit of each 4-bit stamp, per word), for the

@@ -486,6 +486,34 @@ impl GrowableBloomFilter {
             .product::<f64>()
     }
 
+    /// The expected number of new keys taken for repeats so far, across the layers: a key
+    /// offered while layer `j` filled was taken for a repeat by layer `j` at its fill then,
+    /// or by an older layer at its final fill.
+    ///
+    /// ```
+    /// use blockbloom::GrowableBloomFilter;
+    /// let f = GrowableBloomFilter::new(10_000, 0.01)?;
+    /// let lost = (0..300_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
+    /// assert!(f.num_layers() >= 4);
+    /// let estimate = f.estimated_false_positives();
+    /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_false_positives(&self) -> f64 {
+        let (mut older_pass, mut total) = (1.0, 0.0);
+        for i in 0..self.num_layers() {
+            let layer = self.layer(i);
+            let f = &layer.filter;
+            let (bits, k, block) = (f.num_bits() as f64, f.num_hashes(), f.block_bits());
+            let in_layer = layer.count().load(Relaxed) as f64;
+            total += crate::math::expected_false_positives(in_layer, |x| {
+                1.0 - older_pass * (1.0 - crate::math::blocked_fpr_in(bits / x, k, block))
+            });
+            older_pass *= 1.0 - f.estimated_fpr();
+        }
+        total
+    }
+
     /// The target false-positive rate of the whole chain.
     ///
     /// Example at [`num_layers`](Self::num_layers).
