@@ -306,6 +306,11 @@ impl BloomFilter {
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The expected number of new keys taken for repeats so far (false positives: pages
+    /// not fetched), from the fill.
+    fn estimated_false_positives(&self) -> f64 {
+        self.inner.estimated_false_positives()
+    }
     /// The false-positive rate now, estimated from the bits set.
     fn estimated_fpr(&self) -> f64 {
         self.inner.estimated_fpr()

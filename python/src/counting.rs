@@ -92,6 +92,11 @@ impl CountingBloomFilter {
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The expected number of new keys taken for repeats so far (false positives: pages
+    /// not fetched), from the fill.
+    fn estimated_false_positives(&self) -> f64 {
+        self.inner.estimated_false_positives()
+    }
     fn __repr__(&self) -> String {
         format!(
             "CountingBloomFilter(capacity={}, fpr={}, memory_bytes={})",

@@ -312,6 +312,11 @@ impl ExpiringBloomFilter {
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The expected number of new keys taken for repeats so far (false positives: pages
+    /// not fetched), from the fill.
+    fn estimated_false_positives(&self) -> f64 {
+        self.inner.estimated_false_positives()
+    }
     /// The false-positive rate now, estimated from the live stamps.
     fn estimated_fpr(&self) -> f64 {
         self.inner.estimated_fpr()

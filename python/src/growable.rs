@@ -192,6 +192,11 @@ impl GrowableBloomFilter {
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
+    /// The expected number of new keys taken for repeats so far (false positives: pages
+    /// not fetched), from the fill.
+    fn estimated_false_positives(&self) -> f64 {
+        self.inner.estimated_false_positives()
+    }
     /// The false-positive rate now, estimated from the bits set in every layer.
     fn estimated_fpr(&self) -> f64 {
         self.inner.estimated_fpr()

@@ -503,3 +503,23 @@ def test_defaults_are_the_signatures():
     assert "fpr" in inspect.signature(BloomFilter).parameters
     assert BloomFilter(1000).block_bits == 512 and BloomFilter(1000).target_fpr == 0.01
     assert GrowableBloomFilter().initial_capacity == 100_000
+
+
+def test_estimated_false_positives_within_30_percent_of_the_count():
+    from datetime import timedelta
+
+    import blockbloom
+
+    filters = {
+        "BloomFilter": blockbloom.BloomFilter(100_000, 0.01),
+        "GrowableBloomFilter": blockbloom.GrowableBloomFilter(1_000, 0.01),
+        "CountingBloomFilter": blockbloom.CountingBloomFilter(100_000, 0.01),
+        "ExpiringBloomFilter": blockbloom.ExpiringBloomFilter(50_000, 0.01, expire_after=timedelta(days=1)),
+    }
+    keys = [f"https://example.com/{i}" for i in range(100_000)]
+    for name, f in filters.items():
+        assert f.estimated_false_positives() == 0.0
+        lost = sum(1 for won in f.insert_if_absent_many(keys) if not won)
+        estimate = f.estimated_false_positives()
+        print(f"{name}: {lost} taken for repeats, estimated {estimate:.1f}")
+        assert lost > 100 and 0.7 * lost <= estimate <= 1.3 * lost, name

@@ -68,6 +68,8 @@ def test_bloom_dupefilter_crawls_what_the_default_crawls(site, tmp_path):
     assert len(missed) <= 2, f"{len(missed)} pages missed (false positives at 1e-5?)"
     # Every request not fetched was counted as filtered, as by the default.
     assert abs(bstats["dupefilter/filtered"] - dstats["dupefilter/filtered"]) <= len(missed) * 200
+    # The estimate of requests lost to false positives (1e-5, ~500 pages: about 0).
+    assert 0 <= bstats["blockbloom/estimated_false_positives"] < 1
 
 
 def test_jobdir_pause_and_resume(site, tmp_path):

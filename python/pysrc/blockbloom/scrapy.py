@@ -126,6 +126,18 @@ class _LogMixin:
         if self.stats is not None:
             self.stats.inc_value("dupefilter/filtered")
 
+    def _report_false_positives(self, estimate: float, fpr: float) -> None:
+        """The stat ``blockbloom/estimated_false_positives`` (new requests dropped as
+        duplicates so far, for the filter: across the runs of a ``JOBDIR``) and a log line."""
+        if self.stats is not None:
+            self.stats.set_value("blockbloom/estimated_false_positives", round(estimate, 1))
+        self.logger.info(
+            "blockbloom: about %.1f new requests were taken for duplicates so far (estimated "
+            "from the filter's fill); its false-positive rate is now %g",
+            estimate,
+            fpr,
+        )
+
 
 class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints, or,
@@ -234,7 +246,9 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         """Writes a ``JOBDIR`` state to disk (``flush``); a state file is kept whatever
         the reason, so the next run with that ``JOBDIR`` resumes it. An expiring filter
         that has seen more requests per window than its capacity says so (a warning with
-        its current false-positive rate)."""
+        its current false-positive rate). The estimated number of new requests dropped as
+        duplicates goes to the stats (``blockbloom/estimated_false_positives``) and the log."""
+        self._report_false_positives(self.seen.estimated_false_positives(), self.seen.estimated_fpr())
         if isinstance(self.seen, ExpiringBloomFilter) and self.seen.estimated_fpr() > self.seen.target_fpr:
             self.logger.warning(
                 "blockbloom: the dupefilter has seen more requests per window than BLOCKBLOOM_CAPACITY "
