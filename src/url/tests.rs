@@ -301,3 +301,24 @@ fn lossy_options_strip_only_what_they_name() {
     }
     assert!(all.canonicalize("http://[::1/").is_err());
 }
+
+proptest::proptest! {
+    /// Any bytes: an answer or an `InvalidUrl`, never a panic; an answer is its own
+    /// canonical form when the input had an authority.
+    #[test]
+    fn any_bytes_get_an_answer_or_an_error(
+        bytes in proptest::collection::vec(proptest::sample::select(
+            b"hH:/?#[]@%2fFeE.;=&+ \\\t\x80\xc3\xa9vV01x-u".to_vec()), 0..40),
+        prefix in proptest::sample::select(vec!["", "http://", "https://[", "HTTP://a.b:", "ftp://u@"]),
+    ) {
+        let mut url = prefix.as_bytes().to_vec();
+        url.extend(bytes);
+        if let Ok(canonical) = canonicalize_url(&url) {
+            if has_authority(&url) && has_authority(canonical.as_bytes()) {
+                proptest::prop_assert_eq!(canonicalize_url(&canonical).ok(), Some(canonical.clone()));
+            }
+        }
+        let _ = super::UrlCanonicalizer::new().strip_default_port().strip_trailing_slash().canonicalize(&url);
+        let _ = request_fingerprint("GET", &String::from_utf8_lossy(&url), &url);
+    }
+}
