@@ -152,11 +152,16 @@ def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, redis_url):
 
 
 class Stats:
+    """The part of Scrapy's StatsCollector the dupefilters use."""
+
     def __init__(self):
         self.values = Counter()
 
     def inc_value(self, key, count=1):
         self.values[key] += count
+
+    def set_value(self, key, value):
+        self.values[key] = value
 
 
 def test_redis_dupefilter_through_restarts_and_an_outage(redis_server, caplog):
@@ -224,6 +229,7 @@ def test_bloom_dupefilter_that_cannot_grow_says_so(tmp_path, caplog):
     assert stats.values["blockbloom/requests_past_capacity"] == past
     assert df.seen.num_layers == 2
     df.close("finished")
+    assert 0 <= stats.values["blockbloom/estimated_false_positives"] < 1
 
 
 def test_redis_url_from_scrapy_redis_settings():
