@@ -3,15 +3,20 @@
 //! uses). Exposed as `blockbloom::__bench`, hidden from the docs.
 
 pub use crate::storage::{prefetch_read, prefetch_write};
-use crate::{block::Block, storage::Blocks, sync::Ordering::Relaxed, Error};
+use crate::storage::{Blocks, HugePages};
+use crate::{block::Block, sync::Ordering::Relaxed, Error};
 
 /// An array of zeroed, 64-byte-aligned cache lines allocated exactly like a filter's.
 pub struct Lines(Blocks);
 
 impl Lines {
-    /// `len` lines, with transparent huge pages if asked (as `Builder::huge_pages`).
+    /// `len` lines, with transparent huge pages at once if asked (as
+    /// `Builder::huge_pages(true)`), else never.
     pub fn new(len: usize, huge_pages: bool) -> Result<Self, Error> {
-        Ok(Lines(Blocks::zeroed_with(len, huge_pages)?))
+        Ok(Lines(Blocks::zeroed_with(
+            len,
+            HugePages::from_choice(Some(huge_pages)),
+        )?))
     }
     /// Number of lines.
     pub fn len(&self) -> usize {

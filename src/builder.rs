@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
-use crate::storage::Blocks;
+use crate::storage::{Blocks, HugePages};
 use crate::BloomFilter;
 
 /// The false-positive rate of every builder that is not given one.
@@ -45,7 +45,7 @@ pub struct Builder {
     pub(crate) seed: Option<u128>,
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
-    pub(crate) huge_pages: bool,
+    pub(crate) huge_pages: Option<bool>,
     pub(crate) block_bits: Option<u32>,
 }
 
@@ -110,22 +110,27 @@ impl Builder {
         self
     }
 
-    /// Asks the OS to back a filter of 2 MiB or more with transparent huge pages (Linux
-    /// `madvise(MADV_HUGEPAGE)`; ignored elsewhere). Default: off.
+    /// Transparent huge pages (Linux; ignored elsewhere). By default a filter of 64 MiB or
+    /// more gets them once it is dense: after about four new keys per 4 KiB page (0.1% of
+    /// its capacity at 1%), when 98% of its pages are touched anyway, the kernel is asked
+    /// to back it with 2 MiB pages (`MADV_HUGEPAGE` and `MADV_COLLAPSE`, Linux 6.1+), so
+    /// a sparsely used filter still costs only the 4 KiB pages it touches. `true` asks at
+    /// construction, for filters of 2 MiB or more (each region is then committed 2 MiB at
+    /// its first touch); `false` never asks.
     ///
-    /// For a large filter that fills up (the usual case), huge pages save most TLB misses on
-    /// its random accesses: see the benchmark report for what it buys on your machine. The
-    /// cost: memory is committed 2 MiB at a time, so a huge, sparsely used filter becomes
-    /// resident much sooner than with 4 KiB pages.
+    /// Huge pages save most TLB misses on a big filter's random accesses: the benchmark
+    /// report's scale section measures what they buy (docs/PERFORMANCE.md).
     ///
     /// ```
     /// use blockbloom::BloomFilter;
     /// let f = BloomFilter::builder().capacity(10_000_000).huge_pages(true).build()?;
     /// assert!(f.insert_if_absent("https://example.com/"));
+    /// let small_pages = BloomFilter::builder().capacity(100_000_000).huge_pages(false).build()?;
+    /// assert!(small_pages.insert_if_absent("https://example.com/"));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn huge_pages(mut self, on: bool) -> Self {
-        self.huge_pages = on;
+        self.huge_pages = Some(on);
         self
     }
 
@@ -145,7 +150,7 @@ impl Builder {
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
         Ok(BloomFilter::from_parts(
-            Blocks::zeroed_with(len, self.huge_pages)?,
+            Blocks::zeroed_with(len, HugePages::from_choice(self.huge_pages))?,
             Layout::from_validated(seed, s.blocks, s.hashes, block_bits),
             capacity,
             s.target_fpr,

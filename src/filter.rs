@@ -238,9 +238,17 @@ impl BloomFilter {
         self.insert_u64(self.layout.hash(key));
     }
 
+    /// Counts a new key towards the default promotion to huge pages (`storage/huge.rs`),
+    /// for the members that keep their lines in a `BloomFilter` (the expiring filter).
+    #[inline(always)]
+    pub(crate) fn count_new_key(&self, h: u64) {
+        self.blocks.count_new_key(h);
+    }
+
     #[inline(always)]
     pub(crate) fn insert_u64(&self, h: u64) {
-        by_block_size!(self: BloomFilter, insert_at(h) -> ())
+        by_block_size!(self: BloomFilter, insert_at(h) -> ());
+        self.blocks.count_new_key(h); // (a repeat counted too: it only promotes sooner)
     }
 
     /// [`insert`](Self::insert) in blocks of `2^L` bits: a 512-bit block bit by bit, a
@@ -306,7 +314,11 @@ impl BloomFilter {
 
     #[inline(always)]
     pub(crate) fn insert_if_absent_u64(&self, h: u64) -> bool {
-        by_block_size!(self: BloomFilter, insert_if_absent_at(h) -> bool)
+        let won = by_block_size!(self: BloomFilter, insert_if_absent_at(h) -> bool);
+        if won {
+            self.blocks.count_new_key(h); // huge pages once dense (storage/huge.rs)
+        }
+        won
     }
 
     /// [`insert_if_absent`](Self::insert_if_absent) in blocks of `2^L` bits, the protocol
@@ -439,12 +451,9 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_len(&self) -> u64 {
-        let fill = self.count_ones() as f64 / self.num_bits() as f64;
-        let b = self.block_bits() as f64;
-        let per_key = -(self.num_hashes() as f64 * (1.0 - 1.0 / b).ln()).exp_m1();
-        let lambda = -(-fill).ln_1p() / per_key;
-        let blocks = self.num_bits() as f64 / b;
-        (lambda * blocks).round() as u64 // `as` saturates (inf -> u64::MAX)
+        let (ones, bits) = (self.count_ones(), self.num_bits());
+        let n = crate::math::keys_from_ones(ones, bits, self.num_hashes(), self.block_bits());
+        n.round() as u64 // `as` saturates (inf -> u64::MAX)
     }
 
     /// The false-positive rate at the current fill (reads the whole filter): the mean over
@@ -479,12 +488,8 @@ impl BloomFilter {
     /// ```
     pub fn estimated_false_positives(&self) -> f64 {
         let n = self.estimated_len() as f64;
-        crate::math::blocked_false_positives(
-            n,
-            self.num_bits() as f64,
-            self.num_hashes(),
-            self.block_bits(),
-        )
+        let (bits, k) = (self.num_bits(), self.num_hashes());
+        crate::math::false_positives_over_fill(n, bits, k, self.block_bits())
     }
 }
 

@@ -556,8 +556,14 @@ pub fn size_counting(capacity: u64, fpr: f64) -> Result<Sizing, Error> {
 
 /// The false-positive rate of a blocked filter at its current fill: the mean over its blocks
 /// of `(used / slots)^k`, from each block's count of used slots (bits, counters, live
-/// stamps). Every member's `estimated_fpr`.
-pub(crate) fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32) -> f64 {
+/// stamps). Every member's `estimated_fpr`, and that of copies read elsewhere (Redis).
+///
+/// ```
+/// use blockbloom::math::fpr_of_fills;
+/// // Two blocks of 512 bits, k = 2: one half full, one empty.
+/// assert_eq!(fpr_of_fills([256, 0].into_iter(), 512, 2), 0.125);
+/// ```
+pub fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32) -> f64 {
     let (mut sum, mut blocks) = (0.0, 0u64);
     for used in fills {
         sum += (used as f64 / slots as f64).powi(k as i32);
@@ -568,6 +574,7 @@ pub(crate) fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32)
 
 mod false_positives;
 pub(crate) use false_positives::{blocked_false_positives, expected_false_positives};
+pub use false_positives::{false_positives_over_fill, keys_from_ones};
 
 #[cfg(test)]
 mod tests;

@@ -137,29 +137,32 @@ impl RedisBloomFilter {
     /// Every generation key an expiring filter's shards name (none for a plain filter).
     pub(crate) fn generation_keys(&mut self) -> Result<Vec<String>> {
         let mut keys = Vec::new();
-        if self.meta.window_ns == 0 {
-            return Ok(keys);
-        }
         for i in 0..self.num_shards() {
             let shard = self.shard_key(i);
-            let s2 = shard.clone();
-            let ring: Vec<u8> = self.with_key(&shard, |c| {
-                redis::cmd("GETRANGE")
-                    .arg(&s2)
-                    .arg(CLOCK_BYTES - RING * 20)
-                    .arg(CLOCK_BYTES - 1)
-                    .query(c)
-            })?;
-            for e in ring.chunks(20) {
-                if let Some(x) = std::str::from_utf8(e)
-                    .ok()
-                    .and_then(|t| t.parse::<u64>().ok())
-                {
-                    keys.push(generation_key(&shard, x));
-                }
-            }
+            let epochs = self.created_generations(i)?;
+            keys.extend(epochs.into_iter().map(|x| generation_key(&shard, x)));
         }
         Ok(keys)
+    }
+
+    /// The epochs of the generations shard `i`'s ring says were created (none for a plain
+    /// filter).
+    pub(crate) fn created_generations(&mut self, i: u64) -> Result<Vec<u64>> {
+        if self.meta.window_ns == 0 {
+            return Ok(Vec::new());
+        }
+        let shard = self.shard_key(i);
+        let ring: Vec<u8> = self.with_key(&shard, |c| {
+            redis::cmd("GETRANGE")
+                .arg(&shard)
+                .arg(CLOCK_BYTES - RING * 20)
+                .arg(CLOCK_BYTES - 1)
+                .query(c)
+        })?;
+        Ok(ring
+            .chunks(20)
+            .filter_map(|e| std::str::from_utf8(e).ok()?.parse::<u64>().ok())
+            .collect())
     }
 }
 

@@ -113,6 +113,7 @@
 mod batch;
 mod builder;
 mod error;
+mod estimates;
 mod expiring;
 mod expiring_two_step;
 mod front;

@@ -66,7 +66,7 @@ impl RedisBloomFilter {
     }
 
     /// Blocks in shard `s`.
-    fn shard_len(&self, s: u64) -> u64 {
+    pub(crate) fn shard_len(&self, s: u64) -> u64 {
         (self.meta.blocks - s * self.meta.shard_blocks).min(self.meta.shard_blocks)
     }
 

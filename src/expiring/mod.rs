@@ -382,7 +382,10 @@ impl ExpiringBloomFilter {
                 return false; // another call stamped `t` first
             }
             match word.compare_exchange_weak(cur, stamped(cur, m[top], e), AcqRel, Acquire) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
+                    return true;
+                }
                 Err(now) => cur = now,
             }
         }

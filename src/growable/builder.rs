@@ -29,7 +29,7 @@ pub struct GrowableBuilder {
     pub(super) growth: u64,
     pub(super) tightening: f64,
     pub(super) seed: Option<u128>,
-    pub(super) huge_pages: bool,
+    pub(super) huge_pages: Option<bool>,
 }
 
 impl GrowableBuilder {
@@ -69,12 +69,13 @@ impl GrowableBuilder {
         self.seed = Some(seed);
         self
     }
-    /// Transparent huge pages for layers of 2 MiB or more (see
-    /// [`Builder::huge_pages`](crate::Builder::huge_pages)).
+    /// Transparent huge pages for the layers, as
+    /// [`Builder::huge_pages`](crate::Builder::huge_pages) says (default: big layers get
+    /// them once dense).
     ///
     /// Example at [`GrowableBuilder`].
     pub fn huge_pages(mut self, on: bool) -> Self {
-        self.huge_pages = on;
+        self.huge_pages = Some(on);
         self
     }
 

@@ -136,7 +136,7 @@ impl GrowableBloomFilter {
             fpr: layer0.target_fpr() / (1.0 - TIGHTENING),
             growth: GROWTH,
             tightening: TIGHTENING,
-            huge_pages: false,
+            huge_pages: None,
         };
         let chain = GrowableBloomFilter {
             layers: Slots::new(Layer {

@@ -104,7 +104,7 @@ struct Shape {
     fpr: f64,
     growth: u64,
     tightening: f64,
-    huge_pages: bool,
+    huge_pages: Option<bool>,
 }
 
 impl Shape {
@@ -118,12 +118,14 @@ impl Shape {
 
     fn make_layer(&self, i: usize) -> Result<Layer, Error> {
         let (capacity, fpr) = self.layer_params(i);
-        let filter = BloomFilter::builder()
+        let mut builder = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
-            .seed(self.seed)
-            .huge_pages(self.huge_pages)
-            .build()?;
+            .seed(self.seed);
+        if let Some(on) = self.huge_pages {
+            builder = builder.huge_pages(on);
+        }
+        let filter = builder.build()?;
         Ok(Layer {
             filter,
             count: Padded(AtomicU64::new(0)),
@@ -156,7 +158,7 @@ impl GrowableBloomFilter {
             growth: 2,
             tightening: 0.5,
             seed: None,
-            huge_pages: false,
+            huge_pages: None,
         }
     }
 

@@ -28,3 +28,46 @@ pub(crate) fn blocked_false_positives(n: f64, slots: f64, k: u32, slots_per_bloc
         super::fpr_in_blocks(slots / x, k, slots_per_block as f64)
     })
 }
+
+/// The number of keys in a filter of `bits` bits (`block_bits` to a block, `k` hashes)
+/// with `ones` of them set: the inverse of the expected fill `1 − exp(−λ·(1 − (1 −
+/// 1/B)^k))`, `λ` keys per block. Infinite when every bit is set. The estimate behind
+/// [`BloomFilter::estimated_len`](crate::BloomFilter::estimated_len), for copies of a
+/// filter whose bits are counted elsewhere (a Redis server's `BITCOUNT`).
+///
+/// ```
+/// use blockbloom::{math::keys_from_ones, BloomFilter};
+/// let f = BloomFilter::with_capacity(100_000, 0.01)?;
+/// for i in 0..50_000u64 { f.insert(&i); }
+/// let n = keys_from_ones(f.count_ones(), f.num_bits(), f.num_hashes(), f.block_bits());
+/// assert_eq!(n.round() as u64, f.estimated_len());
+/// assert!((n - 50_000.0).abs() < 1_000.0, "{n}");
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+pub fn keys_from_ones(ones: u64, bits: u64, k: u32, block_bits: u32) -> f64 {
+    if bits == 0 {
+        return 0.0;
+    }
+    let fill = ones.min(bits) as f64 / bits as f64;
+    let b = block_bits as f64;
+    let per_key = -(k as f64 * (1.0 - 1.0 / b).ln()).exp_m1();
+    let lambda = -(-fill).ln_1p() / per_key;
+    lambda * (bits as f64 / b)
+}
+
+/// The expected number of new keys taken for repeats (false positives) while a filter of
+/// `bits` bits (`block_bits` to a block, `k` hashes) filled from empty to `keys` keys:
+/// [`BloomFilter::estimated_false_positives`](crate::BloomFilter::estimated_false_positives)
+/// from a key count found elsewhere (as [`keys_from_ones`]). About `0.19 · n · fpr` for a
+/// filter filled to its capacity `n` at 1%.
+///
+/// ```
+/// use blockbloom::math::{false_positives_over_fill, size_filter};
+/// let s = size_filter(1_000_000, 0.01)?;
+/// let lost = false_positives_over_fill(1e6, s.blocks * 512, s.hashes, 512);
+/// assert!((1_500.0..2_300.0).contains(&lost), "{lost}");
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+pub fn false_positives_over_fill(keys: f64, bits: u64, k: u32, block_bits: u32) -> f64 {
+    blocked_false_positives(keys, bits as f64, k, block_bits)
+}

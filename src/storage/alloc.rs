@@ -8,6 +8,7 @@
 //! Small filters (< [`MMAP_THRESHOLD`]) still use the global allocator, so custom allocators
 //! and memory profilers see them.
 
+use super::huge::{HugePages, Promotion};
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use core::ops::Deref;
@@ -35,6 +36,8 @@ pub(crate) struct Blocks {
     pub(super) ptr: core::ptr::NonNull<Block>,
     pub(super) len: usize,
     pub(super) backing: Backing,
+    /// When the mapping gets huge pages by default (`huge.rs`).
+    pub(super) promotion: Promotion,
 }
 
 /// Where a [`Blocks`]' memory comes from, and so how it is released.
@@ -56,20 +59,20 @@ pub(super) enum Backing {
 #[cfg(not(blockbloom_loom))]
 impl Blocks {
     /// Allocates `len >= 1` zeroed blocks, returning an error (never aborting) when the memory
-    /// cannot be had.
+    /// cannot be had; a big mapping gets huge pages once dense ([`HugePages::WhenDense`]).
     pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
-        Self::zeroed_with(len, false)
+        Self::zeroed_with(len, HugePages::WhenDense)
     }
 
-    /// As [`zeroed`](Self::zeroed); with `huge_pages`, a mapping of at least
-    /// [`HUGE_PAGE_THRESHOLD`] is marked `MADV_HUGEPAGE` (Linux), so the kernel backs it with
-    /// 2 MiB pages when it can: one TLB entry covers 32,768 blocks instead of 64. The advice
-    /// is a hint; where it is refused or unsupported the filter works the same on 4 KiB pages.
-    pub(crate) fn zeroed_with(len: usize, huge_pages: bool) -> Result<Self, Error> {
+    /// As [`zeroed`](Self::zeroed), with huge pages as `huge` says (`huge.rs`): with
+    /// [`HugePages::Now`] a mapping of at least [`HUGE_PAGE_THRESHOLD`] is marked
+    /// `MADV_HUGEPAGE` (Linux) at once, so the kernel backs it with 2 MiB pages when it
+    /// can. The advice is a hint; where it is refused or unsupported the filter works the
+    /// same on 4 KiB pages.
+    pub(crate) fn zeroed_with(len: usize, huge: HugePages) -> Result<Self, Error> {
         assert!(len > 0, "a filter has at least one block");
         let bytes = byte_size(len)?;
-        #[cfg(not(target_os = "linux"))]
-        let _ = huge_pages;
+        let promotion = Promotion::new(bytes, huge);
         #[cfg(unix)]
         if bytes >= MMAP_THRESHOLD {
             // SAFETY: an anonymous private mapping with no address hint has no preconditions;
@@ -88,10 +91,8 @@ impl Blocks {
                 return Err(Error::AllocationFailed { bytes });
             }
             #[cfg(target_os = "linux")]
-            if huge_pages && bytes >= HUGE_PAGE_THRESHOLD {
-                // SAFETY: the range is exactly the mapping just made; MADV_HUGEPAGE changes
-                // only how it is backed, never its contents. Failure is harmless (a hint).
-                let _ = unsafe { libc::madvise(p, bytes, libc::MADV_HUGEPAGE) };
+            if huge == HugePages::Now && bytes >= HUGE_PAGE_THRESHOLD {
+                super::huge::advise(p, bytes, false);
             }
             let ptr = core::ptr::NonNull::new(p.cast::<Block>())
                 .ok_or(Error::AllocationFailed { bytes })?;
@@ -99,6 +100,7 @@ impl Blocks {
                 ptr,
                 len,
                 backing: Backing::Anonymous,
+                promotion,
             });
         }
         let layout = core::alloc::Layout::array::<Block>(len).map_err(|_| Error::TooLarge {
@@ -112,7 +114,31 @@ impl Blocks {
             ptr,
             len,
             backing: Backing::Heap,
+            promotion,
         })
+    }
+
+    /// Counts a new key (its hash `h`) towards the default promotion to huge pages, and
+    /// promotes the mapping when it is dense (`huge.rs`): called after every won insert.
+    #[inline(always)]
+    pub(crate) fn count_new_key(&self, h: u64) {
+        if self.promotion.count(h) {
+            self.promote();
+        }
+    }
+
+    #[cold]
+    fn promote(&self) {
+        #[cfg(target_os = "linux")]
+        match self.backing {
+            Backing::Anonymous => {
+                super::huge::advise(self.ptr.as_ptr().cast(), self.len * BLOCK_BYTES, true)
+            }
+            Backing::File { base, map_len } => {
+                super::huge::advise(base.as_ptr().cast(), map_len, true)
+            }
+            Backing::Heap => {}
+        }
     }
 }
 
@@ -175,13 +201,16 @@ pub(crate) struct Blocks(Box<[Block]>);
 #[cfg(blockbloom_loom)]
 impl Blocks {
     pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
-        Self::zeroed_with(len, false)
+        Self::zeroed_with(len, HugePages::WhenDense)
     }
 
-    pub(crate) fn zeroed_with(len: usize, _huge_pages: bool) -> Result<Self, Error> {
+    pub(crate) fn zeroed_with(len: usize, _huge: HugePages) -> Result<Self, Error> {
         byte_size(len)?;
         Ok(Blocks((0..len).map(|_| Block::new()).collect()))
     }
+
+    #[inline(always)]
+    pub(crate) fn count_new_key(&self, _h: u64) {}
 }
 
 #[cfg(blockbloom_loom)]

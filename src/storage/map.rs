@@ -7,6 +7,7 @@ use std::fs::File;
 use std::os::unix::io::AsRawFd;
 
 use super::alloc::{Backing, Blocks};
+use super::huge::{HugePages, Promotion};
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::sync::AtomicU64;
@@ -59,6 +60,7 @@ impl Blocks {
             ptr,
             len,
             backing: Backing::File { base, map_len },
+            promotion: Promotion::new(map_len, HugePages::WhenDense),
         })
     }
 

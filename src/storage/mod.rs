@@ -3,6 +3,8 @@
 //! * [`alloc`]: [`Blocks`], a zeroed, 64-byte-aligned array of [`Block`](crate::block::Block)s
 //!   that the OS zero-fills lazily (an anonymous `mmap` from 1 MiB up), so building a 10 GiB
 //!   filter is O(1) in time and resident memory.
+//! * [`huge`]: when a mapping asks for transparent huge pages: at once, never, or by
+//!   default once the filter is dense (a sampled count of new keys).
 //! * [`prefetch`]: the cache prefetch hints of the batched operations (an x86 intrinsic that
 //!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
 //! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
@@ -18,6 +20,7 @@
 mod alloc;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod fork;
+mod huge;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod map;
 mod prefetch;
@@ -26,6 +29,7 @@ mod slots;
 pub(crate) use alloc::{byte_size, Blocks};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
+pub(crate) use huge::HugePages;
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use map::reserve;
 pub use prefetch::{prefetch_read, prefetch_write};

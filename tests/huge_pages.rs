@@ -1,0 +1,114 @@
+//! Huge pages by default, once dense: a big filter asks for them when about four new keys
+//! per 4 KiB page are in (when 98% of its pages are touched anyway), not before, so a
+//! sparsely used one still costs only the 4 KiB pages it touches; a small one, or one
+//! built with `huge_pages(false)`, never asks. (Its own test binary, one test: the
+//! process's mappings are compared before and after.)
+
+#[cfg(target_os = "linux")]
+use blockbloom::{BloomFilter, GrowableBloomFilter};
+
+/// Per mapping of this process: (size KiB, `AnonHugePages` KiB, advised `MADV_HUGEPAGE`).
+#[cfg(target_os = "linux")]
+fn mappings() -> Vec<(u64, u64, bool)> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
+    let kib = |v: &str| -> u64 { v.trim().trim_end_matches("kB").trim().parse().unwrap() };
+    let mut out: Vec<(u64, u64, bool)> = Vec::new();
+    for line in smaps.lines() {
+        if let Some(v) = line.strip_prefix("Size:") {
+            out.push((kib(v), 0, false));
+        } else if let Some(v) = line.strip_prefix("AnonHugePages:") {
+            out.last_mut().unwrap().1 = kib(v);
+        } else if let Some(flags) = line.strip_prefix("VmFlags:") {
+            out.last_mut().unwrap().2 = flags.split_whitespace().any(|f| f == "hg");
+        }
+    }
+    out
+}
+
+/// The one mapping of `bytes` (rounded up to whole pages).
+#[cfg(target_os = "linux")]
+fn mapping_of(bytes: usize) -> (u64, u64, bool) {
+    let kib = (bytes as u64).div_ceil(4096) * 4;
+    let found: Vec<_> = mappings().into_iter().filter(|m| m.0 == kib).collect();
+    assert_eq!(found.len(), 1, "one mapping of {kib} KiB: {found:?}");
+    found[0]
+}
+
+#[cfg(target_os = "linux")]
+fn thp_available() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|s| !s.contains("[never]"))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
+    if !thp_available() {
+        eprintln!("no transparent huge pages on this kernel: nothing to see");
+        return;
+    }
+    // 2·10^8 keys at 1%: a 248 MB filter; its mark: 4 keys per 4 KiB page, 242,000 keys.
+    let big = BloomFilter::builder()
+        .capacity(200_000_000)
+        .seed(1)
+        .build()
+        .unwrap();
+    let bytes = big.memory_bytes();
+    let pages = bytes as u64 / 4096;
+    let before = blockbloom_workload::resident_bytes();
+    for i in 0..pages {
+        big.insert_if_absent(&i);
+    }
+    let (_, huge, advised) = mapping_of(bytes);
+    let grown = blockbloom_workload::resident_bytes() - before;
+    println!(
+        "{} MiB filter, {pages} keys (1 per page): advised {advised}, {} MiB resident",
+        bytes >> 20,
+        grown >> 20
+    );
+    assert!(!advised && huge == 0, "asked before it was dense");
+    // 1 − 1/e of the 4 KiB pages touched (63%); with huge pages at once, all of them.
+    assert!(grown < bytes as u64 * 3 / 4, "{grown} bytes resident");
+    let t = std::time::Instant::now();
+    for i in pages..6 * pages {
+        big.insert(&i);
+    }
+    let (_, huge, advised) = mapping_of(bytes);
+    println!(
+        "after {} keys ({:.2?}): advised {advised}, {} MiB on huge pages",
+        6 * pages,
+        t.elapsed(),
+        huge >> 10
+    );
+    assert!(advised, "dense, and not advised");
+    assert!(
+        huge > 0,
+        "advised, but no huge page (MADV_COLLAPSE: Linux 6.1+)"
+    );
+    assert!(
+        (0..6 * pages).all(|i| big.contains(&i)),
+        "a key lost in the collapse"
+    );
+    drop(big);
+
+    // Opted out, or small: never, however dense.
+    let opted_out = BloomFilter::builder()
+        .capacity(200_000_000)
+        .seed(1)
+        .huge_pages(false)
+        .build()
+        .unwrap();
+    let small = GrowableBloomFilter::builder()
+        .initial_capacity(40_000_000) // 48 MiB, under the 64 MiB from which it is automatic
+        .seed(1)
+        .build()
+        .unwrap();
+    for i in 0..6 * pages {
+        opted_out.insert(&i);
+        small.insert(&i);
+    }
+    assert_eq!(small.num_layers(), 1);
+    // (Their mappings may have been merged with others: no mapping at all is advised.)
+    assert!(mappings().iter().all(|m| !m.2), "a filter advised");
+    assert!(opted_out.contains(&0u64) && small.contains(&0u64));
+}
