@@ -13,7 +13,8 @@ use crate::*;
 /// Sized for `capacity` distinct keys at false-positive rate `fpr` (0 < fpr < 1); `seed`,
 /// the hashing key, an int below 2**128 (random if `None`; filters to be merged need the
 /// same one); `block_bits` 512, 256, 128 or 64 (smaller: faster inserts, more bits per
-/// key); `huge_pages` asks Linux for 2 MiB pages (faster beyond the CPU caches). Bad
+/// key); `huge_pages`: 2 MiB pages on Linux (faster beyond the CPU caches), by default for
+/// filters of 64 MiB or more once they are dense, `True` at once, `False` never. Bad
 /// parameters raise `ValueError`. `BloomFilter.open_file` makes one that processes share.
 ///
 /// A `str` is the same key as the `bytes` of its UTF-8, as the Rust `&str` and as a line of
@@ -39,21 +40,23 @@ pub(crate) struct BloomFilter {
 impl BloomFilter {
     #[new]
     #[pyo3(
-        signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512), huge_pages = false),
-        text_signature = "(capacity, fpr=0.01, seed=None, block_bits=512, huge_pages=False)"
+        signature = (capacity, fpr = 0.01, seed = None, block_bits = Unsigned(512), huge_pages = None),
+        text_signature = "(capacity, fpr=0.01, seed=None, block_bits=512, huge_pages=None)"
     )]
     fn new(
         capacity: Unsigned<u64>,
         fpr: f64,
         seed: Option<Unsigned<u128>>,
         block_bits: Unsigned<u32>,
-        huge_pages: bool,
+        huge_pages: Option<bool>,
     ) -> PyResult<Self> {
         let mut b = blockbloom::BloomFilter::builder()
             .capacity(capacity.0)
             .fpr(fpr)
-            .block_bits(block_bits.0)
-            .huge_pages(huge_pages);
+            .block_bits(block_bits.0);
+        if let Some(on) = huge_pages {
+            b = b.huge_pages(on);
+        }
         if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
         }

@@ -309,6 +309,26 @@ impl RedisBloomFilter {
             .map_err(redis_err)
     }
 
+    /// Estimated number of distinct keys in the shared filter, from its bits set (the
+    /// server counts them: one `BITCOUNT` per shard). `RedisError` if Redis cannot answer.
+    fn estimated_len(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| self.lock().shared().estimated_len())
+            .map_err(redis_err)
+    }
+
+    /// The shared filter's false-positive rate at its current fill.
+    fn estimated_fpr(&self, py: Python<'_>) -> PyResult<f64> {
+        py.detach(|| self.lock().shared().estimated_fpr())
+            .map_err(redis_err)
+    }
+
+    /// The expected number of new keys the shared filter has taken for repeats so far
+    /// (pages not fetched, by every process), from its fill.
+    fn estimated_false_positives(&self, py: Python<'_>) -> PyResult<f64> {
+        py.detach(|| self.lock().shared().estimated_false_positives())
+            .map_err(redis_err)
+    }
+
     /// The filter's name, capacity and rate; not the URL, which may hold a password.
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let a = &self.args;

@@ -240,6 +240,25 @@ impl RedisExpiringBloomFilter {
         py.detach(|| self.lock().window().forgotten_after().as_secs_f64())
     }
 
+    /// Estimated number of distinct keys inserted within the window (the last four to five
+    /// epochs), from the live generations (each is read). `RedisError` if Redis cannot
+    /// answer.
+    fn estimated_len(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| self.lock().estimated_len()).map_err(redis_err)
+    }
+
+    /// The false-positive rate now, from the live generations.
+    fn estimated_fpr(&self, py: Python<'_>) -> PyResult<f64> {
+        py.detach(|| self.lock().estimated_fpr()).map_err(redis_err)
+    }
+
+    /// The expected number of new keys taken for repeats while the keys remembered now were
+    /// inserted (by every process).
+    fn estimated_false_positives(&self, py: Python<'_>) -> PyResult<f64> {
+        py.detach(|| self.lock().estimated_false_positives())
+            .map_err(redis_err)
+    }
+
     /// The filter's name, capacity, rate and window; not the URL, which may hold a
     /// password.
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -29,6 +29,21 @@ def test_shared_filter_and_local_front(redis_url):
     assert RedisBloomFilter.delete(redis_url, "crawl:seen")
 
 
+def test_estimates_of_the_shared_filter(redis_url):
+    """The new keys the shared filter took for repeats, counted, against its estimate; its
+    keys and rate against a local copy's (the same bits)."""
+    f = RedisBloomFilter(redis_url, "est", 100_000, 0.01, local_front=None)
+    assert f.estimated_false_positives() == 0.0 and f.estimated_len() == 0
+    lost = 0
+    for a in range(0, 150_000, 5_000):  # 1.5 times the capacity: a rate past 1%, more to count
+        lost += f.insert_if_absent_many(urls(a, a + 5_000)).count(False)
+    estimate, local = f.estimated_false_positives(), f.to_local()
+    print(f"\n150000 URLs, capacity 100000 at 1%: {lost} taken for repeats, estimated {estimate:.1f}")
+    assert 0.7 * lost <= estimate <= 1.3 * lost
+    assert f.estimated_len() == local.estimated_len()
+    assert abs(f.estimated_fpr() / local.estimated_fpr() - 1) < 0.05
+
+
 def test_connection_refused_is_a_connection_error():
     with pytest.raises(ConnectionError):
         RedisBloomFilter("redis://127.0.0.1:1/", "x", 1000)

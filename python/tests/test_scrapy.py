@@ -149,6 +149,11 @@ def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, redis_url):
     print(f"\nscrapy-redis: {len(pa)} + {len(pb)} pages in {time.time() - t:.1f} s")
     assert len(counts) > 500
     assert all(n == 1 for n in counts.values()), "a page fetched by both processes"
+    # scrapy-redis' scheduler never calls the dupefilter's close: the spider_closed signal
+    # reports the shared filter's estimate (1e-5 per request here: about 0) in each crawl.
+    for name in ("a", "b"):
+        stats = json.loads((tmp_path / f"{name}.stats").read_text())
+        assert 0 <= stats["blockbloom/estimated_false_positives"] < 1
 
 
 class Stats:
@@ -379,6 +384,52 @@ def test_crawls_run_again_within_and_after_the_window(site, tmp_path, redis_url)
     other = crawl_all(site, tmp_path, {f"{k}-other": {**v, "BLOCKBLOOM_EXPIRE_AFTER": 2 * EXPIRE} for k, v in setups.items()})
     for name, (_, pages, _, _) in other.items():
         assert pages == [], f"{name}: a crawl ran with another window"
+
+
+def test_redis_dupefilter_reports_its_estimates_once(redis_server, caplog):
+    """The shared filter's estimated false positives go to the stats and the log once per
+    crawl: at close, at a scrapy-redis flush (`clear`, before the filter is deleted), or at
+    the spider_closed signal; not at a flush on start, before any request. The estimate is
+    within 30% of the requests counted as dropped while new; Redis gone: a warning."""
+    import logging
+
+    from scrapy import Request, signals
+    from scrapy.utils.test import get_crawler
+
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    redis_url = redis_server.url
+    settings = {"REDIS_URL": redis_url, "BLOCKBLOOM_CAPACITY": 20_000, "BLOCKBLOOM_FPR": 0.01}
+    crawler = get_crawler(settings_dict=settings)
+    stats = crawler.stats = Stats()
+    df = RedisBloomDupeFilter.from_crawler(crawler, "docs")
+    df.clear()  # SCHEDULER_FLUSH_ON_START: nothing asked yet, nothing reported
+    assert "blockbloom/estimated_false_positives" not in stats.values
+    caplog.set_level(logging.INFO)
+    # Twice the capacity: the rate rises past 1%, enough dropped to compare with.
+    lost = sum(df.request_seen(Request(f"https://example.org/{i}")) for i in range(40_000))
+    crawler.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
+    estimate = stats.values["blockbloom/estimated_false_positives"]
+    print(f"\n40000 requests, capacity 20000 at 1%: {lost} dropped while new, estimated {estimate}")
+    assert 0.7 * lost <= estimate <= 1.3 * lost
+    assert sum("taken for duplicates" in r.getMessage() for r in caplog.records) == 1
+    df.close("finished")
+    df.clear()  # SCHEDULER_PERSIST false: the end of the crawl; reported once already
+    assert sum("taken for duplicates" in r.getMessage() for r in caplog.records) == 1
+
+    # A crawl that does not persist: reported by the flush, before the filter is deleted.
+    stats2 = Stats()
+    df2 = RedisBloomDupeFilter(redis_url, "docs2", stats=stats2, fingerprinter=crawler.request_fingerprinter)
+    df2.request_seen(Request("https://example.org/a"))
+    df2.clear()
+    assert stats2.values["blockbloom/estimated_false_positives"] == 0
+    # Redis gone at the end of a crawl: a warning, not an exception.
+    df3 = RedisBloomDupeFilter(redis_url, "docs3", stats=Stats(), fingerprinter=crawler.request_fingerprinter)
+    df3.request_seen(Request("https://example.org/a"))
+    redis_server.kill()
+    caplog.clear()
+    df3.close("finished")
+    assert any("no estimates from Redis" in r.getMessage() for r in caplog.records)
 
 
 def test_redis_dupefilter_with_an_expiry_window(redis_url):

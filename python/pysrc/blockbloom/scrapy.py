@@ -45,6 +45,7 @@ import time
 from typing import Any, Optional
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
 
 from . import (
@@ -290,6 +291,8 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         # While Redis cannot answer: the fingerprints let through meanwhile.
         self._failing = False
         self._let_through: set[bytes] = set()
+        # Whether this process asked the filter anything, and reported its estimates.
+        self._asked = self._reported = False
         self.seen: Optional[RedisBloomFilter | RedisExpiringBloomFilter] = self._open()
 
     def _open(self) -> RedisBloomFilter | RedisExpiringBloomFilter:
@@ -310,7 +313,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         s = crawler.settings
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
-        return cls(
+        df = cls(
             redis_url(s),
             key,
             s.getbool("DUPEFILTER_DEBUG"),
@@ -322,6 +325,9 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
         )
+        # scrapy-redis' scheduler never calls `close`: report at the spider's close too.
+        crawler.signals.connect(df.report_false_positives, signal=signals.spider_closed)
+        return df
 
     @classmethod
     def from_spider(cls, spider: Any) -> "RedisBloomDupeFilter":
@@ -341,6 +347,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         the ``blockbloom/redis_errors`` stat, and the first of an outage is logged as an
         error."""
         fp = self.fingerprinter.fingerprint(request)
+        self._asked = True
         if fp in self._let_through:
             return True
         try:
@@ -386,10 +393,29 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     def clear(self) -> None:
         """Deletes the filter in Redis (scrapy-redis' scheduler calls it on close when
         ``SCHEDULER_PERSIST`` is false, and on start with ``SCHEDULER_FLUSH_ON_START``); the
-        next request opens an empty one."""
+        next request opens an empty one. At the end of a crawl its estimates are reported
+        first (``report_false_positives``)."""
+        self.report_false_positives()
         self.seen = None
         RedisBloomFilter.delete(self.url, self.key)
 
+    def report_false_positives(self, *_: Any, **__: Any) -> None:
+        """Once per crawl that asked the filter anything: the shared filter's estimated new
+        requests dropped as duplicates so far (by every process) to the stat
+        ``blockbloom/estimated_false_positives`` and the log, with its current rate. Called
+        by ``close`` (Scrapy's scheduler), ``clear`` (scrapy-redis' at the end of a crawl
+        that does not persist) and the ``spider_closed`` signal (scrapy-redis' scheduler
+        calls neither when it persists). If Redis cannot answer, a warning says so."""
+        if self._reported or not self._asked or self.seen is None:
+            return
+        self._reported = True
+        try:
+            self._report_false_positives(self.seen.estimated_false_positives(), self.seen.estimated_fpr())
+        except RedisError as e:
+            self.logger.warning("blockbloom: no estimates from Redis for %s (%s)", self.key, e)
+
     def close(self, reason: str = "") -> None:
-        """Nothing to do: every answer is already in Redis (scrapy-redis' scheduler calls
-        ``clear`` itself when ``SCHEDULER_PERSIST`` is false)."""
+        """Reports the estimates (``report_false_positives``); every answer is already in
+        Redis (scrapy-redis' scheduler calls ``clear`` itself when ``SCHEDULER_PERSIST`` is
+        false)."""
+        self.report_false_positives()
