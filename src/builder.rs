@@ -110,7 +110,7 @@ impl Builder {
         self
     }
 
-    /// Transparent huge pages (Linux; ignored elsewhere). By default a filter of 64 MiB or
+    /// Transparent huge pages (Linux; ignored elsewhere). By default a filter of 16 MiB or
     /// more gets them once it is dense: after about four new keys per 4 KiB page (0.1% of
     /// its capacity at 1%), when 98% of its pages are touched anyway, the kernel is asked
     /// to back it with 2 MiB pages (`MADV_HUGEPAGE` and `MADV_COLLAPSE`, Linux 6.1+), so

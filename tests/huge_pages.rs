@@ -99,7 +99,7 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         .build()
         .unwrap();
     let small = GrowableBloomFilter::builder()
-        .initial_capacity(40_000_000) // 48 MiB, under the 64 MiB from which it is automatic
+        .initial_capacity(10_000_000) // 12 MiB, under the 16 MiB from which it is automatic
         .seed(1)
         .build()
         .unwrap();

@@ -14,7 +14,7 @@ use crate::*;
 /// the hashing key, an int below 2**128 (random if `None`; filters to be merged need the
 /// same one); `block_bits` 512, 256, 128 or 64 (smaller: faster inserts, more bits per
 /// key); `huge_pages`: 2 MiB pages on Linux (faster beyond the CPU caches), by default for
-/// filters of 64 MiB or more once they are dense, `True` at once, `False` never. Bad
+/// filters of 16 MiB or more once they are dense, `True` at once, `False` never. Bad
 /// parameters raise `ValueError`. `BloomFilter.open_file` makes one that processes share.
 ///
 /// A `str` is the same key as the `bytes` of its UTF-8, as the Rust `&str` and as a line of

@@ -44,7 +44,7 @@ fn main() {
     };
     header(&mut r);
     type Section = (&'static str, fn(&mut Report));
-    let sections: [Section; 9] = [
+    let sections: [Section; 10] = [
         ("throughput", throughput::run),
         ("latency", latency::run),
         ("memory", memory::run),
@@ -54,6 +54,7 @@ fn main() {
         ("family", family::run),
         ("blocks", block_size::run),
         ("targets", targets::run),
+        ("scale", scale::run),
     ];
     if let Some(bad) = r
         .cfg

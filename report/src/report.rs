@@ -20,7 +20,7 @@ pub(crate) const FPR: f64 = 0.01;
 pub(crate) const USAGE: &str =
     "usage: blockbloom-bench [--quick] [--urls FILE] [--out DIR] [--sizes N,N,...] \
      [--reps N] [--redis | --redis-only] [--redis-url URL] [--only SECTION,...]\n\
-     sections: throughput latency memory accuracy physical contention family blocks targets";
+     sections: throughput latency memory accuracy physical contention family blocks targets scale";
 
 /// What one run measures.
 pub(crate) struct Config {

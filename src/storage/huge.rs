@@ -18,9 +18,9 @@
 use crate::sync::unmodeled::{AtomicU64, Ordering};
 
 /// Mappings at least this large get huge pages by default, once dense. Measured in the
-/// benchmark report's scale section: below it a filter's lines fit the TLB's reach well
-/// enough that huge pages buy little.
-pub(crate) const AUTO_HUGE_PAGES_FROM: usize = 64 << 20;
+/// benchmark report's scale section (docs/PERFORMANCE.md): a fill of a 12 MiB filter costs
+/// the same on either page size, one of 32 MiB a quarter less on huge pages.
+pub(crate) const AUTO_HUGE_PAGES_FROM: usize = 16 << 20;
 
 /// One new key in `2^SAMPLE_BITS` is counted.
 pub(crate) const SAMPLE_BITS: u32 = 10;

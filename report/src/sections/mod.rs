@@ -9,5 +9,6 @@ pub(crate) mod memory;
 pub(crate) mod physical;
 pub(crate) mod real_urls;
 pub(crate) mod redis;
+pub(crate) mod scale;
 pub(crate) mod targets;
 pub(crate) mod throughput;
