@@ -1,7 +1,7 @@
 //! Huge pages by default, once dense: a big filter asks for them when about four new keys
 //! per 4 KiB page are in (when 98% of its pages are touched anyway), not before, so a
-//! sparsely used one still costs only the 4 KiB pages it touches; a small one, or one
-//! built with `huge_pages(false)`, never asks. (Its own test binary, one test: the
+//! sparsely used one still costs only the 4 KiB pages it touches; a file-backed one asks
+//! too; a small one, or one built with `huge_pages(false)`, never asks. (Its own test binary, one test: the
 //! process's mappings are compared before and after.)
 
 #[cfg(target_os = "linux")]
@@ -90,6 +90,29 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         "a key lost in the collapse"
     );
     drop(big);
+
+    // A file-backed filter is advised too (whether the kernel can back a shared file
+    // mapping with huge pages depends on its file system); its keys survive a reopen.
+    let dir = blockbloom_workload::procs::temp_dir("huge-file");
+    let path = dir.join("seen.bloom");
+    let file = BloomFilter::builder()
+        .capacity(200_000_000)
+        .open_file(&path)
+        .unwrap();
+    for i in 0..6 * pages {
+        file.insert(&i);
+    }
+    let advised = mappings().iter().any(|m| m.2);
+    println!("file-backed, after {} keys: advised {advised}", 6 * pages);
+    assert!(advised, "the file mapping was not advised");
+    file.close().unwrap();
+    let again = BloomFilter::open_file_existing(&path).unwrap();
+    assert!(
+        (0..6 * pages).all(|i| again.contains(&i)),
+        "a key lost in the file"
+    );
+    drop(again);
+    std::fs::remove_dir_all(&dir).unwrap();
 
     // Opted out, or small: never, however dense.
     let opted_out = BloomFilter::builder()
