@@ -66,6 +66,21 @@ def test_answers_as_the_local_filter(redis_url):
         assert shared.contains_many(keys, at=later) == local.contains_many(keys, at=later), r
 
 
+def test_estimates_of_the_shared_expiring_filter(redis_url):
+    """The new keys taken for repeats within one window, counted, against the estimate;
+    keys and rate against the local filter of the same seed (the same live slots)."""
+    day = 86_400.0
+    f = RedisExpiringBloomFilter(redis_url, "xest", 20_000, 0.01, expire_after=day)
+    assert f.estimated_false_positives() == 0.0 and f.estimated_len() == 0
+    keys = [f"https://example.net/{i}" for i in range(60_000)]  # three windows' worth at once
+    lost = f.insert_if_absent_many(keys).count(False)
+    estimate = f.estimated_false_positives()
+    print(f"\n60000 URLs, capacity 20000 per window: {lost} taken for repeats, estimated {estimate:.1f}")
+    assert 0.7 * lost <= estimate <= 1.3 * lost
+    assert abs(f.estimated_len() / 60_000 - 1) < 0.03
+    assert 0.02 < f.estimated_fpr() < 0.2  # past its capacity: the estimate says so
+
+
 def test_pickles_as_its_arguments(redis_url):
     f = RedisExpiringBloomFilter(redis_url, "p", 1000, expire_after=HOUR, timeout=2.0)
     f.update(["a"], at=T)
