@@ -67,8 +67,8 @@ def test_answers_as_the_local_filter(redis_url):
 
 
 def test_estimates_of_the_shared_expiring_filter(redis_url):
-    """The new keys taken for repeats within one window, counted, against the estimate;
-    keys and rate against the local filter of the same seed (the same live slots)."""
+    """The new keys taken for repeats within one window, counted, against the estimate; the
+    keys it holds, and a rate past the target once past its capacity."""
     day = 86_400.0
     f = RedisExpiringBloomFilter(redis_url, "xest", 20_000, 0.01, expire_after=day)
     assert f.estimated_false_positives() == 0.0 and f.estimated_len() == 0
