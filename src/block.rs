@@ -243,14 +243,18 @@ impl Block {
 
     /// Stores 64 bytes in the layout of [`append_le_bytes`](Self::append_le_bytes) into a
     /// block being loaded (no one else sees it yet). Zero words are not written, so the
-    /// pages of an all-zero region of a lazily zeroed allocation stay untouched.
-    pub(crate) fn store_le_bytes(&self, bytes: &[u8]) {
+    /// pages of an all-zero region of a lazily zeroed allocation stay untouched; whether
+    /// any word was.
+    pub(crate) fn store_le_bytes(&self, bytes: &[u8]) -> bool {
+        let mut any = false;
         for (w, word) in self.0.iter().zip(bytes.chunks_exact(8)) {
             let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
             if v != 0 {
                 w.store(v, Relaxed);
+                any = true;
             }
         }
+        any
     }
 }
 

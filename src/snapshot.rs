@@ -221,6 +221,7 @@ pub(crate) fn read_snapshot<R: Read>(
 
     let blocks = Blocks::zeroed(len)?;
     let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
+    let mut written = 0u64;
     for chunk in blocks.chunks(CHUNK_BLOCKS) {
         let bytes = &mut buf[..chunk.len() * BLOCK_BYTES];
         input
@@ -228,9 +229,12 @@ pub(crate) fn read_snapshot<R: Read>(
             .map_err(|e| Error::io(&e, "reading snapshot"))?;
         digest.update(bytes);
         for (block, b) in chunk.iter().zip(bytes.chunks_exact(BLOCK_BYTES)) {
-            block.store_le_bytes(b); // zero words are not written: their pages stay untouched
+            // Zero words are not written: their pages stay untouched.
+            written += block.store_le_bytes(b) as u64;
         }
     }
+    // A dense snapshot gets huge pages as a filter filled in memory would (huge.rs).
+    blocks.count_loaded_blocks(written);
     let mut stored = [0u8; 8];
     input
         .read_exact(&mut stored)

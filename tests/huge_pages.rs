@@ -1,7 +1,8 @@
 //! Huge pages by default, once dense: a big filter asks for them when about four new keys
 //! per 4 KiB page are in (when 98% of its pages are touched anyway), not before, so a
-//! sparsely used one still costs only the 4 KiB pages it touches; a file-backed one asks
-//! too; a small one, or one built with `huge_pages(false)`, never asks. (Its own test binary, one test: the
+//! sparsely used one still costs only the 4 KiB pages it touches; a dense snapshot asks as
+//! it is loaded, a file-backed filter asks too; a small one, or one built with
+//! `huge_pages(false)`, never asks. (Its own test binary, one test: the
 //! process's mappings are compared before and after.)
 
 #[cfg(target_os = "linux")]
@@ -89,7 +90,23 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         (0..6 * pages).all(|i| big.contains(&i)),
         "a key lost in the collapse"
     );
+    // Its snapshot, loaded, is dense from the start: advised as it is loaded.
+    let dir = blockbloom_workload::procs::temp_dir("huge-snapshot");
+    big.save(dir.join("seen.snapshot")).unwrap();
     drop(big);
+    let loaded = BloomFilter::load(dir.join("seen.snapshot")).unwrap();
+    let (_, huge, advised) = mapping_of(bytes);
+    println!(
+        "loaded: advised {advised}, {} MiB on huge pages",
+        huge >> 10
+    );
+    assert!(
+        advised && huge > 0,
+        "a dense snapshot loaded on 4 KiB pages"
+    );
+    assert!((0..6 * pages).all(|i| loaded.contains(&i)));
+    drop(loaded);
+    std::fs::remove_dir_all(&dir).unwrap();
 
     // A file-backed filter is advised too (whether the kernel can back a shared file
     // mapping with huge pages depends on its file system); its keys survive a reopen.

@@ -8,7 +8,9 @@
 //! Small filters (< [`MMAP_THRESHOLD`]) still use the global allocator, so custom allocators
 //! and memory profilers see them.
 
-use super::huge::{HugePages, Promotion};
+use super::huge::HugePages;
+#[cfg(not(blockbloom_loom))]
+use super::huge::Promotion;
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use core::ops::Deref;
@@ -127,6 +129,14 @@ impl Blocks {
         }
     }
 
+    /// Counts `n` blocks written by a load towards the promotion (each as a new key: a
+    /// block holds at least one), promoting the mapping if that makes it dense.
+    pub(crate) fn count_loaded_blocks(&self, n: u64) {
+        if self.promotion.count_many(n) {
+            self.promote();
+        }
+    }
+
     #[cold]
     fn promote(&self) {
         #[cfg(target_os = "linux")]
@@ -211,6 +221,8 @@ impl Blocks {
 
     #[inline(always)]
     pub(crate) fn count_new_key(&self, _h: u64) {}
+
+    pub(crate) fn count_loaded_blocks(&self, _n: u64) {}
 }
 
 #[cfg(blockbloom_loom)]

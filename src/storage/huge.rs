@@ -12,8 +12,12 @@
 //!
 //! The count is sampled: a new key whose hash has its low [`SAMPLE_BITS`] bits clear
 //! adds one to a counter (one `fetch_add` per 1,024 new keys, on a line of its own); the
-//! call that brings it to the mark promotes. Advice is a hint: where it is refused (no
+//! call that brings it to the mark promotes. A snapshot's load counts the blocks it wrote,
+//! so a dense one is promoted as it is loaded. Advice is a hint: where it is refused (no
 //! THP, another OS, a file system without large folios) the filter works the same.
+
+// Under loom the blocks are a plain box: nothing is mapped, nothing promoted.
+#![cfg_attr(blockbloom_loom, allow(dead_code))]
 
 use crate::sync::unmodeled::{AtomicU64, Ordering};
 
@@ -79,7 +83,18 @@ impl Promotion {
 
     #[cold]
     fn count_sample(&self) -> bool {
-        self.sampled.fetch_add(1, Ordering::Relaxed) + 1 == self.mark
+        self.add(1)
+    }
+
+    /// Counts `n` keys at once (a load's non-zero blocks); `true` if that reaches the mark.
+    pub(crate) fn count_many(&self, n: u64) -> bool {
+        self.mark != 0 && self.add(n >> SAMPLE_BITS)
+    }
+
+    /// Adds `samples`; `true` for the one call whose addition crosses the mark.
+    fn add(&self, samples: u64) -> bool {
+        let before = self.sampled.fetch_add(samples, Ordering::Relaxed);
+        before < self.mark && before + samples >= self.mark
     }
 }
 
