@@ -63,7 +63,7 @@ pub fn keys_from_ones(ones: u64, bits: u64, k: u32, block_bits: u32) -> f64 {
 ///
 /// ```
 /// use blockbloom::math::{false_positives_over_fill, size_filter};
-/// let s = size_filter(1_000_000, 0.01)?;
+/// let s = size_filter(1_000_000, 0.01, None, None)?;
 /// let lost = false_positives_over_fill(1e6, s.blocks * 512, s.hashes, 512);
 /// assert!((1_500.0..2_300.0).contains(&lost), "{lost}");
 /// # Ok::<(), blockbloom::Error>(())
