@@ -49,6 +49,9 @@ pub struct ExpiryWindow {
     epoch_nanos: u64,
     /// Epochs a caller may be behind the filter's newest: `⌈SKEW / E⌉`, at least 1.
     lag: u64,
+    /// For each epoch mod 15, which stamps it reads as live and as ahead (`Epoch::live`,
+    /// `Epoch::ahead`): the rule below, tabled once per window.
+    tables: [(u16, u16); STAMPS as usize],
 }
 
 /// A caller's epoch, reduced for reading and writing stamps.
@@ -57,6 +60,10 @@ pub(crate) struct Epoch {
     /// The epoch number mod 15.
     m: u64,
     lag: u64,
+    /// Bit `x` set iff stamp `x` is live for this epoch ([`Epoch::is_live`]).
+    live: u16,
+    /// Bit `x` set iff stamp `x` is ahead of this epoch ([`Epoch::is_ahead`]).
+    ahead: u16,
 }
 
 impl ExpiryWindow {
@@ -74,10 +81,24 @@ impl ExpiryWindow {
         let epoch_nanos = nanos.div_ceil(GENERATIONS);
         let lag = (SKEW.as_nanos() as u64).div_ceil(epoch_nanos).max(1);
         debug_assert!(lag <= GENERATIONS);
+        let mut tables = [(0, 0); STAMPS as usize];
+        for (m, t) in tables.iter_mut().enumerate() {
+            let e = Epoch {
+                m: m as u64,
+                lag,
+                live: 0,
+                ahead: 0,
+            };
+            for x in 1..=STAMPS {
+                t.0 |= (e.is_live_by_age(x) as u16) << x;
+                t.1 |= (e.is_ahead_by_age(x) as u16) << x;
+            }
+        }
         Ok(ExpiryWindow {
             expire_after,
             epoch_nanos,
             lag,
+            tables,
         })
     }
 
@@ -163,9 +184,13 @@ impl ExpiryWindow {
     /// Epoch `n`, reduced.
     #[inline]
     pub(crate) fn at(&self, n: u64) -> Epoch {
+        let m = n % STAMPS;
+        let (live, ahead) = self.tables[m as usize];
         Epoch {
-            m: n % STAMPS,
+            m,
             lag: self.lag,
+            live,
+            ahead,
         }
     }
 }
@@ -188,18 +213,30 @@ impl Epoch {
         }
     }
 
-    /// Whether stamp `x` is live for this epoch.
+    /// Whether stamp `x` (0..16) is live for this epoch: a table lookup, no branch.
     #[inline(always)]
     pub(crate) fn is_live(&self, x: u64) -> bool {
+        self.live >> x & 1 != 0
+    }
+
+    /// Whether stamp `x` (0..16) is newer than this epoch (a caller ahead wrote it): a write
+    /// keeps it.
+    #[inline(always)]
+    pub(crate) fn is_ahead(&self, x: u64) -> bool {
+        self.ahead >> x & 1 != 0
+    }
+
+    /// The rule [`is_live`](Self::is_live) tables: `x` nonzero, aged `0..=GENERATIONS`, or
+    /// up to `lag` ahead.
+    fn is_live_by_age(&self, x: u64) -> bool {
         x != 0 && {
             let a = self.age(x);
             a <= GENERATIONS || a >= STAMPS - self.lag
         }
     }
 
-    /// Whether stamp `x` is newer than this epoch (a caller ahead wrote it): a write keeps it.
-    #[inline(always)]
-    pub(crate) fn is_ahead(&self, x: u64) -> bool {
+    /// The rule [`is_ahead`](Self::is_ahead) tables.
+    fn is_ahead_by_age(&self, x: u64) -> bool {
         x != 0 && self.age(x) >= STAMPS - self.lag
     }
 
@@ -221,9 +258,7 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
     while m != 0 {
         let shift = m.trailing_zeros();
         m &= m - 1;
-        if e.is_live(v >> shift & 15) {
-            live |= 1 << shift;
-        }
+        live |= (e.is_live(v >> shift & 15) as u64) << shift;
     }
     live
 }
@@ -295,6 +330,31 @@ mod tests {
         }
         assert!(!e.is_live(w.at(100 - 5).stamp()));
         assert_eq!(stamped(w.at(95).stamp(), 1, &e), e.stamp());
+    }
+
+    #[test]
+    fn the_tables_say_what_the_rule_says() {
+        for secs in [1u64, 2, 3, 4, 7, 3600] {
+            let w = ExpiryWindow::new(Duration::from_secs(secs)).unwrap();
+            for n in 0..3 * STAMPS {
+                let e = w.at(n);
+                for x in 0..16 {
+                    assert_eq!(
+                        e.is_live(x),
+                        e.is_live_by_age(x),
+                        "{secs}s, epoch {n}, stamp {x}"
+                    );
+                    assert_eq!(
+                        e.is_ahead(x),
+                        e.is_ahead_by_age(x),
+                        "{secs}s, epoch {n}, stamp {x}"
+                    );
+                    let slots = 1u64 << 20;
+                    let v = x << 20;
+                    assert_eq!(live_slots(v, slots, &e) != 0, e.is_live_by_age(x));
+                }
+            }
+        }
     }
 
     #[test]
