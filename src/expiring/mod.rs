@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use crate::block::{Block, BLOCK_BYTES, WORDS};
 use crate::counting::counter_mask;
 use crate::error::Error;
+use crate::hash::positions;
 use crate::layout::Layout;
 use crate::storage::Blocks;
 use crate::sync::{
@@ -262,11 +263,17 @@ impl ExpiringBloomFilter {
     /// `contains` of the key hashed to `h`, in epoch `e`.
     #[inline]
     fn contains_in(&self, h: u64, e: &Epoch) -> bool {
-        let (words, m) = self.locate(h);
-        words
-            .iter()
-            .zip(m)
-            .all(|(w, m)| live_slots(w.load(Relaxed), m, e) == m)
+        let words = self.line_of(h).words();
+        let k = self.layout.num_hashes();
+        // Slot by slot, counted rather than tested with an early exit (as the plain
+        // filter's `contains`): no branch on which stamps are live.
+        let live: u32 = positions::<7>(h, k)
+            .map(|slot| {
+                let x = words[(slot >> 4) as usize].load(Relaxed) >> ((slot & 15) * 4) & 15;
+                e.is_live(x) as u32
+            })
+            .sum();
+        live == k
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
@@ -312,8 +319,8 @@ impl ExpiringBloomFilter {
     /// # Protocol and proof of "at most one winner"
     /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
     /// place of "nonzero":
-    /// 1. Load the key's words (Acquire). If every stamp of the key is live, return `false`.
-    ///    Otherwise let `t` be its highest dead stamp and `W` the word holding it.
+    /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
+    ///    `false`. Otherwise let `t` be its highest dead stamp and `W` the word holding it.
     /// 2. Stamp the key's slots in every other word (each one compare-exchange loop, AcqRel).
     /// 3. Last, in `W`: if `t` is live now, lose (return `false`); else stamp the key's slots
     ///    of `W` in the same compare-exchange and return `true`.
@@ -353,23 +360,21 @@ impl ExpiringBloomFilter {
     /// `insert_if_absent` of the key hashed to `h`, in epoch `e` (the protocol above).
     #[inline]
     fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
-        let (words, m) = self.locate(h);
-        let mut top = None;
-        let mut dead_top = 0;
-        for (w, (word, m)) in words.iter().zip(m).enumerate() {
-            if m != 0 {
-                // Acquire: pairs with the AcqRel write of whoever stamped what we read.
-                let dead = m & !live_slots(word.load(Acquire), m, e);
-                if dead != 0 {
-                    top = Some(w);
-                    dead_top = dead;
-                }
-            }
+        let words = self.line_of(h).words();
+        // Step 1, slot by slot and branch-free (a repeat, most of a crawl, leaves here
+        // having built no word masks): one more than the highest dead slot, 0 if none.
+        let mut past_top = 0;
+        for slot in positions::<7>(h, self.layout.num_hashes()) {
+            // Acquire: pairs with the AcqRel write of whoever stamped what we read.
+            let x = words[(slot >> 4) as usize].load(Acquire) >> ((slot & 15) * 4) & 15;
+            past_top = past_top.max(!e.is_live(x) as u32 * (slot + 1));
         }
-        let Some(top) = top else {
+        if past_top == 0 {
             return false;
-        };
-        let t = 1u64 << (63 - dead_top.leading_zeros()); // low bit of the highest dead stamp
+        }
+        let top = ((past_top - 1) >> 4) as usize;
+        let t = 1u64 << (((past_top - 1) & 15) * 4); // low bit of the highest dead stamp
+        let m = counter_mask(h, self.layout.num_hashes());
         for (w, (word, m)) in words.iter().zip(m).enumerate() {
             if m != 0 && w != top {
                 stamp(word, m, e);
