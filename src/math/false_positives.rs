@@ -31,7 +31,8 @@ pub(crate) fn blocked_false_positives(n: f64, slots: f64, k: u32, slots_per_bloc
 
 /// The number of keys in a filter of `bits` bits (`block_bits` to a block, `k` hashes)
 /// with `ones` of them set: the inverse of the expected fill `1 − exp(−λ·(1 − (1 −
-/// 1/B)^k))`, `λ` keys per block. Infinite when every bit is set. The estimate behind
+/// 1/B)^k))`, `λ` keys per block. Infinite when every bit is set, NaN for `k = 0` or a
+/// block of fewer than 2 bits, 0 for an empty filter. The estimate behind
 /// [`BloomFilter::estimated_len`](crate::BloomFilter::estimated_len), for copies of a
 /// filter whose bits are counted elsewhere (a Redis server's `BITCOUNT`).
 ///
@@ -42,10 +43,14 @@ pub(crate) fn blocked_false_positives(n: f64, slots: f64, k: u32, slots_per_bloc
 /// let n = keys_from_ones(f.count_ones(), f.num_bits(), f.num_hashes(), f.block_bits());
 /// assert_eq!(n.round() as u64, f.estimated_len());
 /// assert!((n - 50_000.0).abs() < 1_000.0, "{n}");
+/// assert!(keys_from_ones(1, 512, 0, 512).is_nan() && keys_from_ones(0, 0, 6, 512) == 0.0);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub fn keys_from_ones(ones: u64, bits: u64, k: u32, block_bits: u32) -> f64 {
-    if bits == 0 {
+    if k == 0 || block_bits < 2 {
+        return f64::NAN;
+    }
+    if bits == 0 || ones == 0 {
         return 0.0;
     }
     let fill = ones.min(bits) as f64 / bits as f64;
