@@ -5,14 +5,19 @@ use std::time::SystemTime;
 
 use blockbloom::math::{false_positives_over_fill, fpr_of_fills, keys_from_ones};
 
-use crate::expiring::generation_key;
+use crate::expiring::{generation_key, GENERATION_LINE_BYTES};
 use crate::meta::SHARD_HEADER_BYTES;
 use crate::{RedisBloomFilter, RedisExpiringBloomFilter, Result, BLOCK_BYTES};
 
 /// Slots per line of an expiring filter's generation (one bit each).
-const SLOTS_PER_LINE: u32 = 128;
+const SLOTS_PER_LINE: u32 = GENERATION_LINE_BYTES as u32 * 8;
 
 impl RedisBloomFilter {
+    /// The filter's bits, over every shard.
+    fn num_bits(&self) -> u64 {
+        self.meta.blocks * BLOCK_BYTES * 8
+    }
+
     /// The bits set, over every shard: one `BITCOUNT` of each shard's blocks (the server
     /// counts; nothing is copied).
     fn count_ones(&mut self) -> Result<u64> {
@@ -54,7 +59,7 @@ impl RedisBloomFilter {
     }
 
     fn keys_in(&mut self) -> Result<f64> {
-        let bits = self.meta.blocks * BLOCK_BYTES * 8;
+        let bits = self.num_bits();
         let ones = self.count_ones()?;
         Ok(keys_from_ones(ones, bits, self.meta.hashes, 512))
     }
@@ -71,7 +76,7 @@ impl RedisBloomFilter {
         if n <= 0.0 {
             return Ok(0.0);
         }
-        let bits_per_key = (self.meta.blocks * BLOCK_BYTES * 8) as f64 / n;
+        let bits_per_key = self.num_bits() as f64 / n;
         Ok(blockbloom::math::blocked_fpr(bits_per_key, self.meta.hashes).min(1.0))
     }
 
@@ -85,7 +90,7 @@ impl RedisBloomFilter {
     /// Connection and protocol errors.
     pub fn estimated_false_positives(&mut self) -> Result<f64> {
         let n = self.keys_in()?;
-        let bits = self.meta.blocks * BLOCK_BYTES * 8;
+        let bits = self.num_bits();
         Ok(false_positives_over_fill(n, bits, self.meta.hashes, 512))
     }
 }
@@ -102,7 +107,7 @@ impl RedisExpiringBloomFilter {
         for s in 0..f.num_shards() {
             let shard = f.shard_key(s);
             let lines = f.shard_len(s) as usize;
-            let mut live = vec![0u8; lines * 16];
+            let mut live = vec![0u8; lines * GENERATION_LINE_BYTES as usize];
             for x in f.created_generations(s)? {
                 if x < oldest || x > newest {
                     continue;
@@ -120,7 +125,7 @@ impl RedisExpiringBloomFilter {
                 }
             }
             fills.extend(
-                live.chunks(16)
+                live.chunks(GENERATION_LINE_BYTES as usize)
                     .map(|line| line.iter().map(|b| b.count_ones()).sum::<u32>()),
             );
         }

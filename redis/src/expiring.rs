@@ -11,7 +11,7 @@ use crate::server::{Call, Op};
 use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
 
 /// Bytes per line in a generation: 128 slots of one bit.
-const GENERATION_LINE_BYTES: u64 = 16;
+pub(crate) const GENERATION_LINE_BYTES: u64 = 16;
 
 /// An [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter) shared by every process that
 /// opens it by name: a key is seen for `expire_after` after the insert that added it, and
