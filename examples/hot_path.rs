@@ -1,6 +1,8 @@
 //! A target for instruction-level profiles of the hot path: 10^6 `insert_if_absent` calls
 //! (50% duplicates, ~70-byte URLs) on a filter sized for the stream, one at a time or through
-//! the batch API; `none` only builds the keys, as the baseline to subtract.
+//! the batch API; `none` only builds the keys, as the baseline to subtract. `expiring` and
+//! `expiring_at` run `insert_if_absent` / `insert_if_absent_at` on an
+//! [`ExpiringBloomFilter`] of a 30-day window sized for the stream.
 //!
 //! ```sh
 //! cargo build --release --example hot_path
@@ -11,7 +13,9 @@
 //! callgrind_annotate cg.single | grep -E 'TOTALS|malloc'   # minus cg.none's, per 10^6 calls
 //! ```
 
-use blockbloom::BloomFilter;
+use std::time::{Duration, SystemTime};
+
+use blockbloom::{BloomFilter, ExpiringBloomFilter};
 use blockbloom_workload::{dup_stream, url};
 
 fn main() {
@@ -19,6 +23,13 @@ fn main() {
     let (ids, distinct) = dup_stream(1_000_000, 0.5, 1);
     let keys: Vec<String> = ids.iter().map(|&i| url(i)).collect();
     let f = BloomFilter::builder()
+        .capacity(distinct)
+        .fpr(0.01)
+        .seed(1)
+        .build()
+        .expect("a small filter");
+    let e = ExpiringBloomFilter::builder()
+        .expire_after(Duration::from_secs(30 * 86_400))
         .capacity(distinct)
         .fpr(0.01)
         .seed(1)
@@ -42,8 +53,20 @@ fn main() {
                 out.iter().filter(|&&b| b).count()
             })
             .sum(),
+        "expiring" => keys
+            .iter()
+            .filter(|k| e.insert_if_absent(k.as_str()))
+            .count(),
+        "expiring_at" => {
+            let t = SystemTime::now();
+            keys.iter()
+                .filter(|k| e.insert_if_absent_at(k.as_str(), t))
+                .count()
+        }
         other => {
-            eprintln!("usage: hot_path [none|single|batch|contains] (got {other})");
+            eprintln!(
+                "usage: hot_path [none|single|batch|contains|expiring|expiring_at] (got {other})"
+            );
             std::process::exit(2);
         }
     };

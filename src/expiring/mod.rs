@@ -16,7 +16,7 @@ use crate::counting::counter_mask;
 use crate::error::Error;
 use crate::hash::positions;
 use crate::layout::Layout;
-use crate::storage::Blocks;
+use crate::storage::{nanos_since_1970, wall_clock_nanos, Blocks};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -162,8 +162,23 @@ impl ExpiringBloomFilter {
     /// used less the tolerated lag, whichever is later.
     #[inline]
     fn epoch_at(&self, t: SystemTime) -> Epoch {
-        let own = self.window.epoch_of(t);
+        self.epoch_at_nanos(nanos_since_1970(t))
+    }
+
+    /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
+    #[inline]
+    fn epoch_now(&self) -> Epoch {
+        self.epoch_at_nanos(wall_clock_nanos())
+    }
+
+    /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970.
+    #[inline]
+    fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
         let newest = self.clock(NEWEST).load(Acquire);
+        if self.window.is_in(nanos, newest) {
+            return self.window.at(newest); // most calls: no division
+        }
+        let own = self.window.epoch_of_nanos(nanos);
         if own <= newest {
             return self
                 .window
@@ -249,7 +264,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_at(key, SystemTime::now())
+        self.contains_in(self.layout.hash(key), &self.epoch_now())
     }
 
     /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
@@ -281,7 +296,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_at(key, SystemTime::now())
+        self.insert_in(self.layout.hash(key), &self.epoch_now())
     }
 
     /// Inserts `key` at `t`: it is seen until `t + expire_after` at least, even if it was
@@ -309,7 +324,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_at(key, SystemTime::now())
+        self.insert_if_absent_in(self.layout.hash(key), &self.epoch_now())
     }
 
     /// Inserts `key` at `t` and returns `true` if it was not seen within the window (fetch

@@ -9,7 +9,9 @@
 //!   round again as a live one (the mod-15 arithmetic is only unambiguous over 15 epochs).
 
 use core::time::Duration;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use crate::storage::nanos_since_1970;
 
 use crate::Error;
 
@@ -161,17 +163,21 @@ impl ExpiryWindow {
     /// Example at [`ExpiryWindow`].
     #[inline]
     pub fn epoch_of(&self, t: SystemTime) -> u64 {
-        match t.duration_since(UNIX_EPOCH) {
-            // u64 nanoseconds reach the year 2554; later times saturate.
-            Ok(d) => {
-                let nanos = d
-                    .as_secs()
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(d.subsec_nanos() as u64);
-                nanos / self.epoch_nanos
-            }
-            Err(_) => 0,
-        }
+        self.epoch_of_nanos(nanos_since_1970(t))
+    }
+
+    /// The epoch number of the time `nanos` after 1970.
+    #[inline(always)]
+    pub(crate) fn epoch_of_nanos(&self, nanos: u64) -> u64 {
+        nanos / self.epoch_nanos
+    }
+
+    /// Whether the time `nanos` after 1970 lies in epoch `n`: the common case of
+    /// [`epoch_of_nanos`](Self::epoch_of_nanos), with a multiplication in place of its
+    /// division.
+    #[inline(always)]
+    pub(crate) fn is_in(&self, nanos: u64, n: u64) -> bool {
+        nanos.wrapping_sub(n.wrapping_mul(self.epoch_nanos)) < self.epoch_nanos
     }
 
     /// Time from 1970 to the start of epoch `n`.
@@ -263,7 +269,9 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
     live
 }
 
-/// `v` with every nibble of `slots` stamped `e`, except those already ahead of `e`.
+/// `v` with every nibble of `slots` stamped `e`, except those already ahead of `e`. (Slot
+/// by slot: a word-parallel version, which compares every nibble with each stamp ahead, ran
+/// the batched path at 10^4 keys in 77 ns per key instead of 54.)
 #[inline(always)]
 pub(crate) fn stamped(v: u64, slots: u64, e: &Epoch) -> u64 {
     let mut out = v;
@@ -295,6 +303,7 @@ pub(crate) fn swept(v: u64, newest: &Epoch, ahead: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn a_key_is_live_for_its_window_and_dead_one_epoch_after() {

@@ -7,6 +7,8 @@
 //!   default once the filter is dense (a sampled count of new keys).
 //! * [`prefetch`]: the cache prefetch hints of the batched operations (an x86 intrinsic that
 //!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
+//! * `clock`: the wall clock as nanoseconds since 1970 (`clock_gettime`), for the expiring
+//!   filter's epochs.
 //! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
 //!   filter publishes its layers.
 //! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter), and
@@ -18,6 +20,7 @@
 #![allow(unsafe_code)] // the crate's one unsafe module; every block has a SAFETY note
 
 mod alloc;
+mod clock;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod fork;
 mod huge;
@@ -27,6 +30,7 @@ mod prefetch;
 mod slots;
 
 pub(crate) use alloc::{byte_size, Blocks};
+pub(crate) use clock::{nanos_since_1970, wall_clock_nanos};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
 pub(crate) use huge::HugePages;
