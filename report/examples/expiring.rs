@@ -5,11 +5,13 @@
 //! (`insert_if_absent_at`), both filters' batches of 1,024 (`insert_if_absent_many`, one
 //! clock read per batch), the clock alone, and bytes per key.
 //!
-//! Two floors beside them: *floor* is what `insert_if_absent` would cost if the expiring
-//! filter did the plain filter's work plus one clock read (`plain + SystemTime::now()`, over
-//! plain); *2× plain* is the plain filter's bytes per key of the window when it is sized
+//! Two floors beside them: *floor* is what `insert_if_absent` costs at least, the plain
+//! filter's `insert_if_absent` with a `SystemTime::now()` before each call, measured as such
+//! (over plain: out of cache more than the sum, as the clock read waits for the loads
+//! before it); *2× plain* is the plain filter's bytes per key of the window when it is sized
 //! for the `2 × capacity` keys that can be live at once (guarantee 3: keys bunched at the
-//! two ends of a window), before any information about their ages.
+//! two ends of a window), before any information about their ages. Then the coarse clock's
+//! lag, and the least memory of a one-line filter of fingerprints with generation tags.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring [-- REPS CAPACITY...]
@@ -20,6 +22,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime};
 
+use blockbloom::__bench::coarse_clock_nanos;
 use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
 use blockbloom_workload::{dup_stream, url};
 
@@ -33,6 +36,32 @@ fn plain_loop(f: &BloomFilter, links: &[String]) -> usize {
     links
         .iter()
         .filter(|u| f.insert_if_absent(u.as_str()))
+        .count()
+}
+
+/// The plain filter's work plus one clock read per call: what `insert_if_absent` on an
+/// expiring filter costs at least (the floor).
+#[inline(never)]
+fn plain_clock_loop(f: &BloomFilter, links: &[String]) -> usize {
+    links
+        .iter()
+        .filter(|u| {
+            black_box(SystemTime::now());
+            f.insert_if_absent(u.as_str())
+        })
+        .count()
+}
+
+/// As [`plain_clock_loop`] with the coarse clock (`CLOCK_REALTIME_COARSE`): the floor the
+/// goal would have if the filter could use it.
+#[inline(never)]
+fn plain_coarse_loop(f: &BloomFilter, links: &[String]) -> usize {
+    links
+        .iter()
+        .filter(|u| {
+            black_box(coarse_clock_nanos());
+            f.insert_if_absent(u.as_str())
+        })
         .count()
 }
 
@@ -82,8 +111,8 @@ fn main() {
         capacities = vec![100_000, 10_000_000];
     }
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | `SystemTime::now()` | floor | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for capacity in capacities {
         let (ids, _) = dup_stream(2 * capacity as usize, 0.5, 42);
         let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
@@ -95,6 +124,7 @@ fn main() {
         };
         let strs: Vec<&str> = links.iter().map(String::as_str).collect();
         let (mut plain, mut exp, mut exp_at, mut clock) = (vec![], vec![], vec![], vec![]);
+        let (mut floor, mut coarse) = (vec![], vec![]);
         let (mut plain_batch, mut exp_batch) = (vec![], vec![]);
         let (mut bp, mut be) = (0.0, 0.0);
         for _ in 0..reps {
@@ -105,6 +135,14 @@ fn main() {
                 black_box(plain_loop(&g, &links));
             }));
             bp = f.memory_bytes() as f64 / capacity as f64;
+            let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
+            floor.push(per_call(&mut || {
+                black_box(plain_clock_loop(&g, &links));
+            }));
+            let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
+            coarse.push(per_call(&mut || {
+                black_box(plain_coarse_loop(&g, &links));
+            }));
             let e = expiring(capacity);
             exp.push(per_call(&mut || {
                 black_box(expiring_loop(&e, &links));
@@ -131,16 +169,83 @@ fn main() {
         }
         let (p, e, a) = (median(plain), median(exp), median(exp_at));
         let (pb, eb, c) = (median(plain_batch), median(exp_batch), median(clock));
+        let (fl, fc) = (median(floor), median(coarse));
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {c:.1} | {:.2} | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
             eb / pb,
-            (p + c) / p,
+            fl / p,
+            fc / p,
         );
+    }
+    coarse_clock_lag();
+    one_line_fingerprint_bound();
+}
+
+/// The coarse clock's resolution and how far it lags the wall clock, over 10^6 paired reads.
+fn coarse_clock_lag() {
+    let Some((_, res)) = coarse_clock_nanos() else {
+        return;
+    };
+    let (mut max, mut sum, n) = (0u64, 0u64, 1_000_000u64);
+    for _ in 0..n {
+        let (c, _) = coarse_clock_nanos().expect("there a moment ago");
+        let wall = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_nanos() as u64;
+        let lag = wall.saturating_sub(c);
+        max = max.max(lag);
+        sum += lag;
+    }
+    println!(
+        "\ncoarse clock: resolution {:.1} ms; behind the wall clock by {:.2} ms on average, {:.2} ms at most, over {n} paired reads",
+        res as f64 / 1e6,
+        sum as f64 / n as f64 / 1e6,
+        max as f64 / 1e6
+    );
+}
+
+/// The least memory of a one-line filter that stores a fingerprint and a generation tag
+/// per key (the family that spends the fewest bits on ages): with `λ` keys per 64-byte line
+/// on average, a fingerprint of `⌈log2(λ / 1%)⌉` bits keeps the rate at 1%, a line holds
+/// `⌊512 / (fingerprint + tag)⌋` entries, and the lines holding more keys than that
+/// (Poisson) need a second line. Printed: the densest `λ` whose overflow stays under each
+/// bound, in bits per key of the window at the steady rate's `1.25 × capacity` live keys.
+fn one_line_fingerprint_bound() {
+    let tail = |lam: f64, n: u32| -> f64 {
+        // P(Poisson(lam) > n)
+        let (mut cdf, mut term) = (0.0, (-lam).exp());
+        for i in 0..=n {
+            cdf += term;
+            term *= lam / f64::from(i + 1);
+        }
+        1.0 - cdf
+    };
+    println!("\none line of fingerprints and generation tags, 1%:\n");
+    println!("| tag bits | lines overflowing | keys per line | fingerprint bits | entries per line | bits per key of the window (1.25 × capacity live) |");
+    println!("|---|---|---|---|---|---|");
+    for tag in [3u32, 4] {
+        for overflow in [1e-2, 1e-3] {
+            let best = (10..400)
+                .rev()
+                .map(|l| f64::from(l) / 10.0)
+                .find_map(|lam| {
+                    let fp = (lam / 0.01).log2().ceil() as u32;
+                    let entries = 512 / (fp + tag);
+                    (tail(lam, entries) <= overflow).then_some((lam, fp, entries))
+                });
+            if let Some((lam, fp, entries)) = best {
+                println!(
+                    "| {tag} | {overflow} | {lam:.1} | {fp} | {entries} | {:.1} |",
+                    1.25 * 512.0 / lam
+                );
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@ use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
-use window::{live_slots, stamped, swept, Epoch};
+use window::{stamped, swept, Epoch};
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
@@ -310,11 +310,9 @@ impl ExpiringBloomFilter {
     /// `insert` of the key hashed to `h`, in epoch `e`.
     #[inline]
     fn insert_in(&self, h: u64, e: &Epoch) {
-        let (words, m) = self.locate(h);
-        for (w, m) in words.iter().zip(m) {
-            if m != 0 {
-                stamp(w, m, e);
-            }
+        let words = self.line_of(h).words();
+        for slot in positions::<7>(h, self.layout.num_hashes()) {
+            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, true, e);
         }
     }
 
@@ -335,10 +333,11 @@ impl ExpiringBloomFilter {
     /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
     /// place of "nonzero":
     /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
-    ///    `false`. Otherwise let `t` be its highest dead stamp and `W` the word holding it.
-    /// 2. Stamp the key's slots in every other word (each one compare-exchange loop, AcqRel).
-    /// 3. Last, in `W`: if `t` is live now, lose (return `false`); else stamp the key's slots
-    ///    of `W` in the same compare-exchange and return `true`.
+    ///    `false`. Otherwise let `t` be its highest dead slot.
+    /// 2. Stamp every other slot of the key: a compare-exchange loop each (AcqRel), which
+    ///    writes even where the stamp is there already.
+    /// 3. Last, on `t`'s word: if `t` is live now, lose (return `false`); else stamp `t` in
+    ///    a compare-exchange and return `true`.
     ///
     /// *Claim:* calls A and B for one key, in epochs `eA ≤ eB`, cannot both return `true`.
     /// What makes the counting proof carry over is that each one's stamps are live for the
@@ -347,11 +346,12 @@ impl ExpiringBloomFilter {
     /// `lag ≤ 4` epochs old to B, and `eB`'s is at most `lag` epochs ahead to A, which reads
     /// stamps up to `lag` ahead as live. A stamp never goes from live to dead during the
     /// race: writes only replace a stamp by a newer one, and the sweep clears only stamps
-    /// older than any caller's window. Then, as there: if A and B decided in the same word,
-    /// the second compare-exchange sees the first's stamp of its own `t` and loses;
-    /// otherwise B stamps `tA`'s word in step 2 either before A's decision (A sees `tA`
-    /// live and loses) or after it, reading A's write, so that A's step-2 stamp of `tB`
-    /// happens-before B's decision, which sees `tB` live and loses. ∎
+    /// older than any caller's window. Then, as there: if A and B decided on the same slot,
+    /// the second compare-exchange sees the first's stamp and loses; otherwise B stamps
+    /// `tA` in step 2 either before A's decision (A sees `tA` live and loses) or after it,
+    /// reading A's write or a later one (every write to a stamp word is a read-modify-write,
+    /// so A's release reaches B), so that A's step-2 stamp of `tB` happens-before B's
+    /// decision, which sees `tB` live and loses. ∎
     ///
     /// A loser may have stamped some of the key's slots: the same slots the winner stamps.
     ///
@@ -372,14 +372,17 @@ impl ExpiringBloomFilter {
         self.insert_if_absent_in(self.layout.hash(key), &self.epoch_at(t))
     }
 
-    /// `insert_if_absent` of the key hashed to `h`, in epoch `e` (the protocol above).
+    /// `insert_if_absent` of the key hashed to `h`, in epoch `e` (the protocol above). Slot
+    /// by slot and branch-free, as the plain filter's claim: a branch on the state of a
+    /// slot or a word would be mispredicted.
     #[inline]
     fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
         let words = self.line_of(h).words();
-        // Step 1, slot by slot and branch-free (a repeat, most of a crawl, leaves here
-        // having built no word masks): one more than the highest dead slot, 0 if none.
+        let k = self.layout.num_hashes();
+        // Step 1 (a repeat, most of a crawl, leaves here): one more than the highest dead
+        // slot, 0 if none.
         let mut past_top = 0;
-        for slot in positions::<7>(h, self.layout.num_hashes()) {
+        for slot in positions::<7>(h, k) {
             // Acquire: pairs with the AcqRel write of whoever stamped what we read.
             let x = words[(slot >> 4) as usize].load(Acquire) >> ((slot & 15) * 4) & 15;
             past_top = past_top.max(!e.is_live(x) as u32 * (slot + 1));
@@ -387,21 +390,25 @@ impl ExpiringBloomFilter {
         if past_top == 0 {
             return false;
         }
-        let top = ((past_top - 1) >> 4) as usize;
-        let t = 1u64 << (((past_top - 1) & 15) * 4); // low bit of the highest dead stamp
-        let m = counter_mask(h, self.layout.num_hashes());
-        for (w, (word, m)) in words.iter().zip(m).enumerate() {
-            if m != 0 && w != top {
-                stamp(word, m, e);
-            }
+        let top = past_top - 1;
+        // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
+        // would make this call lose to itself); `top`'s turns write nothing.
+        for slot in positions::<7>(h, k) {
+            stamp(
+                &words[(slot >> 4) as usize],
+                (slot & 15) * 4,
+                slot != top,
+                e,
+            );
         }
-        let word = &words[top];
+        // Step 3, the decision.
+        let (word, shift) = (&words[(top >> 4) as usize], (top & 15) * 4);
         let mut cur = word.load(Acquire);
         loop {
-            if live_slots(cur, t, e) != 0 {
-                return false; // another call stamped `t` first
+            if e.is_live(cur >> shift & 15) {
+                return false; // another call stamped `top` first
             }
-            match word.compare_exchange_weak(cur, stamped(cur, m[top], e), AcqRel, Acquire) {
+            match word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Acquire) {
                 Ok(_) => {
                     self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
                     return true;
@@ -543,23 +550,17 @@ pub(crate) fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Err
     crate::math::size_counting(capacity.saturating_mul(2), fpr)
 }
 
-/// Stamps the slots `m` of `word` with `e` (keeping stamps ahead of it); no write if nothing
-/// changes.
-#[inline]
-fn stamp(word: &AtomicU64, m: u64, e: &Epoch) {
-    // Acquire, also where nothing is written: a call that finds its slots already stamped
-    // by a racing `insert_if_absent` must see that call's earlier stamps (the proof at
-    // `insert_if_absent_at`).
-    let mut cur = word.load(Acquire);
-    loop {
-        let new = stamped(cur, m, e);
-        if new == cur {
-            return;
-        }
-        match word.compare_exchange_weak(cur, new, AcqRel, Acquire) {
-            Ok(_) => return,
-            Err(now) => cur = now,
-        }
+/// Stamps the slot at `shift` of `word` with `e` if `write` (keeping a stamp ahead of it): a
+/// compare-exchange loop, AcqRel, that writes even when nothing changes (as the plain
+/// filter's `fetch_or` of a bit already set), so that it has no branch on the slot's state.
+#[inline(always)]
+fn stamp(word: &AtomicU64, shift: u32, write: bool, e: &Epoch) {
+    // Relaxed: the compare-exchange that succeeds reads the value it replaces, with Acquire.
+    let mut cur = word.load(Relaxed);
+    while let Err(now) =
+        word.compare_exchange_weak(cur, stamped(cur, shift, write, e), AcqRel, Relaxed)
+    {
+        cur = now;
     }
 }
 

@@ -1,5 +1,6 @@
 //! The five guarantees of [`ExpiringBloomFilter`], with injected times.
 
+use super::window::live_slots;
 use super::*;
 use std::sync::Barrier;
 use std::time::UNIX_EPOCH;

@@ -269,21 +269,14 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
     live
 }
 
-/// `v` with every nibble of `slots` stamped `e`, except those already ahead of `e`. (Slot
-/// by slot: a word-parallel version, which compares every nibble with each stamp ahead, ran
-/// the batched path at 10^4 keys in 77 ns per key instead of 54.)
+/// `v` with its nibble at `shift` stamped `e` if `write` and the nibble is not ahead of `e`
+/// (a caller ahead wrote it); else `v`. Branch-free: the hot path calls it for each of a
+/// key's slots, where a branch on the slot's state would be mispredicted.
 #[inline(always)]
-pub(crate) fn stamped(v: u64, slots: u64, e: &Epoch) -> u64 {
-    let mut out = v;
-    let mut m = slots;
-    while m != 0 {
-        let shift = m.trailing_zeros();
-        m &= m - 1;
-        if !e.is_ahead(v >> shift & 15) {
-            out = out & !(15 << shift) | e.stamp() << shift;
-        }
-    }
-    out
+pub(crate) fn stamped(v: u64, shift: u32, write: bool, e: &Epoch) -> u64 {
+    let write = write & !e.is_ahead(v >> shift & 15);
+    let mask = (write as u64).wrapping_neg() & 15 << shift;
+    v & !mask | e.stamp() << shift & mask
 }
 
 /// `v`, read when `newest` was the newest epoch, with every stamp cleared that is dead for
@@ -335,10 +328,15 @@ mod tests {
         for ahead in 1..=2 {
             let x = w.at(100 + ahead).stamp();
             assert!(e.is_live(x) && e.is_ahead(x));
-            assert_eq!(stamped(x, 1, &e), x);
+            assert_eq!(stamped(x, 0, true, &e), x);
         }
         assert!(!e.is_live(w.at(100 - 5).stamp()));
-        assert_eq!(stamped(w.at(95).stamp(), 1, &e), e.stamp());
+        assert_eq!(stamped(w.at(95).stamp(), 0, true, &e), e.stamp());
+        assert_eq!(
+            stamped(w.at(95).stamp() << 8, 8, false, &e),
+            w.at(95).stamp() << 8
+        );
+        assert_eq!(stamped(w.at(95).stamp() << 8, 8, true, &e), e.stamp() << 8);
     }
 
     #[test]

@@ -43,6 +43,35 @@ pub(crate) fn wall_clock_nanos() -> u64 {
     nanos_since_1970(SystemTime::now())
 }
 
+/// The coarse wall clock (`CLOCK_REALTIME_COARSE`, the time at the kernel's last tick) in
+/// nanoseconds since 1970, and its resolution: not used by any filter (its lag behind the
+/// wall clock has no bound that promise 1 could rest on), only measured by the benchmark
+/// report (`report/examples/expiring.rs`). `None` where there is no such clock.
+#[cfg(feature = "internals")]
+pub fn coarse_clock_nanos() -> Option<(u64, u64)> {
+    #[cfg(all(target_os = "linux", not(blockbloom_loom)))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let mut res = ts;
+        // SAFETY: both are valid, writable timespecs.
+        let ok = unsafe {
+            libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) == 0
+                && libc::clock_getres(libc::CLOCK_REALTIME_COARSE, &mut res) == 0
+        };
+        let nanos = |t: libc::timespec| {
+            (t.tv_sec as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(t.tv_nsec as u64)
+        };
+        ok.then(|| (nanos(ts), nanos(res)))
+    }
+    #[cfg(not(all(target_os = "linux", not(blockbloom_loom))))]
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

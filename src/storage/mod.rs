@@ -30,6 +30,8 @@ mod prefetch;
 mod slots;
 
 pub(crate) use alloc::{byte_size, Blocks};
+#[cfg(feature = "internals")]
+pub use clock::coarse_clock_nanos;
 pub(crate) use clock::{nanos_since_1970, wall_clock_nanos};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
