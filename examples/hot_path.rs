@@ -1,7 +1,8 @@
 //! A target for instruction-level profiles of the hot path: 10^6 `insert_if_absent` calls
 //! (50% duplicates, ~70-byte URLs) on a filter sized for the stream, one at a time or through
 //! the batch API; `none` only builds the keys, as the baseline to subtract. `expiring` and
-//! `expiring_at` run `insert_if_absent` / `insert_if_absent_at` on an
+//! `expiring_at` (and `expiring_batch`) run `insert_if_absent` / `insert_if_absent_at` (and
+//! `insert_if_absent_many`) on an
 //! [`ExpiringBloomFilter`] of a 30-day window sized for the stream.
 //!
 //! ```sh
@@ -63,9 +64,17 @@ fn main() {
                 .filter(|k| e.insert_if_absent_at(k.as_str(), t))
                 .count()
         }
+        "expiring_batch" => keys
+            .chunks(out.len())
+            .map(|chunk| {
+                let out = &mut out[..chunk.len()];
+                e.insert_if_absent_many(chunk, out);
+                out.iter().filter(|&&b| b).count()
+            })
+            .sum(),
         other => {
             eprintln!(
-                "usage: hot_path [none|single|batch|contains|expiring|expiring_at] (got {other})"
+                "usage: hot_path [none|single|batch|contains|expiring|expiring_at|expiring_batch] (got {other})"
             );
             std::process::exit(2);
         }
