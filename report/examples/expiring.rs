@@ -3,7 +3,8 @@
 //! 50% repeats, in stream order), in filters for CAPACITY keys (per window) at 1%; its cost
 //! with the clock read per call (`insert_if_absent`) and with a time given
 //! (`insert_if_absent_at`), both filters' batches of 1,024 (`insert_if_absent_many`, one
-//! clock read per batch), the clock alone, and bytes per key.
+//! clock read per batch), the clock alone, and bytes per key. With `--crawl`, the stream is
+//! a crawl's link stream instead (`crawl_stream`: 3% new links, CAPACITY of them).
 //!
 //! Two floors beside them: *floor* is what `insert_if_absent` costs at least, the plain
 //! filter's `insert_if_absent` with a `SystemTime::now()` before each call, measured as such
@@ -14,7 +15,7 @@
 //! lag, and the least memory of a one-line filter of fingerprints with generation tags.
 //!
 //! ```sh
-//! cargo run --release -p blockbloom-bench --example expiring [-- REPS CAPACITY...]
+//! cargo run --release -p blockbloom-bench --example expiring [-- [--crawl] REPS CAPACITY...]
 //! ```
 //!
 //! Every measurement runs REPS times (default 5), round-robin; medians are printed.
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use blockbloom::__bench::coarse_clock_nanos;
 use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
-use blockbloom_workload::{dup_stream, url};
+use blockbloom_workload::{crawl_stream, dup_stream, url};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -104,17 +105,27 @@ fn expiring(capacity: u64) -> ExpiringBloomFilter {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let crawl = std::env::args().any(|a| a == "--crawl");
+    let mut args = std::env::args().skip(1).filter(|a| a != "--crawl");
     let reps: usize = args.next().map_or(5, |a| a.parse().expect("REPS"));
     let mut capacities: Vec<u64> = args.map(|a| a.parse().expect("CAPACITY")).collect();
     if capacities.is_empty() {
         capacities = vec![100_000, 10_000_000];
     }
-    println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%\n");
+    let stream = if crawl {
+        "a crawl's links, 3% new"
+    } else {
+        "50% repeats"
+    };
+    println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
     println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for capacity in capacities {
-        let (ids, _) = dup_stream(2 * capacity as usize, 0.5, 42);
+        let (ids, _) = if crawl {
+            crawl_stream((capacity as f64 / 0.03) as usize, 0.03, 42)
+        } else {
+            dup_stream(2 * capacity as usize, 0.5, 42)
+        };
         let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
         let n = links.len() as f64;
         let per_call = |f: &mut dyn FnMut()| {

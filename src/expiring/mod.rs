@@ -278,13 +278,19 @@ impl ExpiringBloomFilter {
     /// `contains` of the key hashed to `h`, in epoch `e`.
     #[inline]
     fn contains_in(&self, h: u64, e: &Epoch) -> bool {
+        self.all_live(h, e, Relaxed)
+    }
+
+    /// Whether every stamp of the key hashed to `h` is live in epoch `e`, each loaded with
+    /// `order`: slot by slot, counted rather than tested with an early exit (as the plain
+    /// filter's `contains`), so that there is no branch on which stamps are live.
+    #[inline(always)]
+    fn all_live(&self, h: u64, e: &Epoch, order: crate::sync::Ordering) -> bool {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
-        // Slot by slot, counted rather than tested with an early exit (as the plain
-        // filter's `contains`): no branch on which stamps are live.
         let live: u32 = positions::<7>(h, k)
             .map(|slot| {
-                let x = words[(slot >> 4) as usize].load(Relaxed) >> ((slot & 15) * 4) & 15;
+                let x = words[(slot >> 4) as usize].load(order) >> ((slot & 15) * 4) & 15;
                 e.is_live(x) as u32
             })
             .sum();
@@ -333,7 +339,8 @@ impl ExpiringBloomFilter {
     /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
     /// place of "nonzero":
     /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
-    ///    `false`. Otherwise let `t` be its highest dead slot.
+    ///    `false`. Otherwise load them again and let `t` be the highest dead slot (if none
+    ///    is dead any more, return `false`).
     /// 2. Stamp every other slot of the key: a compare-exchange loop each (AcqRel), which
     ///    writes even where the stamp is there already.
     /// 3. Last, on `t`'s word: if `t` is live now, lose (return `false`); else stamp `t` in
@@ -379,16 +386,19 @@ impl ExpiringBloomFilter {
     fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
-        // Step 1 (a repeat, most of a crawl, leaves here): one more than the highest dead
-        // slot, 0 if none.
+        // Step 1. A repeat, most of a crawl, leaves here (Acquire: pairs with the AcqRel
+        // write of whoever stamped what we read).
+        if self.all_live(h, e, Acquire) {
+            return false;
+        }
+        // For a new key, the highest dead slot: read again, as the plain filter's claim.
         let mut past_top = 0;
         for slot in positions::<7>(h, k) {
-            // Acquire: pairs with the AcqRel write of whoever stamped what we read.
             let x = words[(slot >> 4) as usize].load(Acquire) >> ((slot & 15) * 4) & 15;
             past_top = past_top.max(!e.is_live(x) as u32 * (slot + 1));
         }
         if past_top == 0 {
-            return false;
+            return false; // stamped meanwhile
         }
         let top = past_top - 1;
         // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
