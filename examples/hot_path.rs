@@ -1,9 +1,9 @@
 //! A target for instruction-level profiles of the hot path: 10^6 `insert_if_absent` calls
 //! (50% duplicates, ~70-byte URLs) on a filter sized for the stream, one at a time or through
-//! the batch API; `none` only builds the keys, as the baseline to subtract. `expiring` and
-//! `expiring_at` (and `expiring_batch`) run `insert_if_absent` / `insert_if_absent_at` (and
-//! `insert_if_absent_many`) on an
-//! [`ExpiringBloomFilter`] of a 30-day window sized for the stream.
+//! the batch API; `none` only builds the keys, as the baseline to subtract. `expiring`,
+//! `expiring_at` and `expiring_batch` run `insert_if_absent`, `insert_if_absent_at` and
+//! `insert_if_absent_many` on an [`ExpiringBloomFilter`] of a 30-day window sized for the
+//! stream.
 //!
 //! ```sh
 //! cargo build --release --example hot_path
