@@ -12,7 +12,8 @@
 //! before it); *2× plain* is the plain filter's bytes per key of the window when it is sized
 //! for the `2 × capacity` keys that can be live at once (guarantee 3: keys bunched at the
 //! two ends of a window), before any information about their ages. Then the coarse clock's
-//! lag, and the least memory of a one-line filter of fingerprints with generation tags.
+//! lag, and the least memory of a one-line filter of quotiented fingerprints with generation
+//! tags.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring [-- [--crawl] REPS CAPACITY...]
@@ -223,11 +224,15 @@ fn coarse_clock_lag() {
 }
 
 /// The least memory of a one-line filter that stores a fingerprint and a generation tag
-/// per key (the family that spends the fewest bits on ages): with `λ` keys per 64-byte line
-/// on average, a fingerprint of `⌈log2(λ / 1%)⌉` bits keeps the rate at 1%, a line holds
-/// `⌊512 / (fingerprint + tag)⌋` entries, and the lines holding more keys than that
-/// (Poisson) need a second line. Printed: the densest `λ` whose overflow stays under each
-/// bound, in bits per key of the window at the steady rate's `1.25 × capacity` live keys.
+/// per key (the family that spends the fewest bits on ages), its fingerprints quotiented as
+/// in a pocket dictionary: a line is `Q` buckets, a header of `Q + c` bits (each bucket's
+/// count in unary) and `c` entries of a remainder (`r` bits) and a tag. With `λ` keys per
+/// line on average, a query compares `λ / Q` remainders (the rate `λ / Q · 2^-r ≤ 1%`), and
+/// the lines drawing more than `c` keys (Poisson) need a second line. Printed: the least
+/// bits per key of the window over `Q` and `r`, for tags of 3 bits (time-ended
+/// generations: the live ones and those ahead fit in 8 values) and 4 (generations also
+/// ended by count, up to twice as many live), at the steady rate's `1.25 × capacity` live
+/// keys and at guarantee 3's `2 × capacity`.
 fn one_line_fingerprint_bound() {
     let tail = |lam: f64, n: u32| -> f64 {
         // P(Poisson(lam) > n)
@@ -238,23 +243,32 @@ fn one_line_fingerprint_bound() {
         }
         1.0 - cdf
     };
-    println!("\none line of fingerprints and generation tags, 1%:\n");
-    println!("| tag bits | lines overflowing | keys per line | fingerprint bits | entries per line | bits per key of the window (1.25 × capacity live) |");
-    println!("|---|---|---|---|---|---|");
+    println!("\none line of quotiented fingerprints with generation tags, 1%:\n");
+    println!("| tag bits | lines overflowing | buckets `Q` | remainder bits | entries per line | keys per line | bits per key of the window, 1.25 × capacity live | 2 × capacity live |");
+    println!("|---|---|---|---|---|---|---|---|");
     for tag in [3u32, 4] {
         for overflow in [1e-2, 1e-3] {
-            let best = (10..400)
-                .rev()
-                .map(|l| f64::from(l) / 10.0)
-                .find_map(|lam| {
-                    let fp = (lam / 0.01).log2().ceil() as u32;
-                    let entries = 512 / (fp + tag);
-                    (tail(lam, entries) <= overflow).then_some((lam, fp, entries))
-                });
-            if let Some((lam, fp, entries)) = best {
+            // The densest line (most keys per line) over every Q and r.
+            let mut best: Option<(f64, u32, u32, u32)> = None;
+            for q in (8..=128).step_by(4) {
+                for r in 3..16 {
+                    let entries = (512 - q) / (1 + r + tag);
+                    let lam = (10..=1000).rev().map(|l| f64::from(l) / 10.0).find(|&lam| {
+                        lam / f64::from(q) * 0.5f64.powi(r as i32) <= 0.01
+                            && tail(lam, entries) <= overflow
+                    });
+                    if let Some(lam) = lam {
+                        if best.is_none_or(|b| lam > b.0) {
+                            best = Some((lam, q, r, entries));
+                        }
+                    }
+                }
+            }
+            if let Some((lam, q, r, entries)) = best {
                 println!(
-                    "| {tag} | {overflow} | {lam:.1} | {fp} | {entries} | {:.1} |",
-                    1.25 * 512.0 / lam
+                    "| {tag} | {overflow} | {q} | {r} | {entries} | {lam:.1} | {:.1} | {:.1} |",
+                    1.25 * 512.0 / lam,
+                    2.0 * 512.0 / lam
                 );
             }
         }
