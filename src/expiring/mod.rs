@@ -339,8 +339,8 @@ impl ExpiringBloomFilter {
     /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
     /// place of "nonzero":
     /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
-    ///    `false`. Otherwise load them again and let `t` be the highest dead slot (if none
-    ///    is dead any more, return `false`).
+    ///    `false`. Otherwise load them again and let `t` be the last dead slot read (if
+    ///    none is dead any more, return `false`); any dead slot would do.
     /// 2. Stamp every other slot of the key: a compare-exchange loop each (AcqRel), which
     ///    writes even where the stamp is there already.
     /// 3. Last, on `t`'s word: if `t` is live now, lose (return `false`); else stamp `t` in
@@ -391,16 +391,18 @@ impl ExpiringBloomFilter {
         if self.all_live(h, e, Acquire) {
             return false;
         }
-        // For a new key, the highest dead slot: read again, as the plain filter's claim.
-        let mut past_top = 0;
+        // For a new key, a dead slot (the last one read): read again, as the plain
+        // filter's claim.
+        let (mut top, mut dead) = (0, false);
         for slot in positions::<7>(h, k) {
             let x = words[(slot >> 4) as usize].load(Acquire) >> ((slot & 15) * 4) & 15;
-            past_top = past_top.max(!e.is_live(x) as u32 * (slot + 1));
+            let l = e.is_live(x);
+            dead |= !l;
+            top = if l { top } else { slot };
         }
-        if past_top == 0 {
+        if !dead {
             return false; // stamped meanwhile
         }
-        let top = past_top - 1;
         // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
         // would make this call lose to itself); `top`'s turns write nothing.
         for slot in positions::<7>(h, k) {
