@@ -71,8 +71,13 @@ def test_file_backed_filter_pickles_as_its_file(tmp_path, monkeypatch):
 def test_pool_workers_share_a_file_backed_filter(tmp_path, method):
     # The filter is an argument of every task: pickled for the pool, unpickled in the
     # worker as the same file. Every task offers every key; each key wins exactly once.
+    # Exactly once needs no key to be a false positive (taken for a repeat by every
+    # process): the growable chain is asked for 1e-9, so that of its 2,000 keys past the
+    # first full layer one is a false positive with a chance of about 10^-6 per run. At
+    # 1e-6 it was about 10^-3, and a CI run met it: a one-process replay of that chain's
+    # seed took the same key for a repeat.
     f = BloomFilter.open_file(tmp_path / "seen.bloom", 1_000_000, 1e-6)
-    g = GrowableBloomFilter.open_file(tmp_path / "grow.bloom", 1000, 1e-6)
+    g = GrowableBloomFilter.open_file(tmp_path / "grow.bloom", 1000, 1e-9)
     ctx = mp.get_context(method)
     with ctx.Pool(2) as pool:
         exactly_once(pool.starmap(winners, [(f, KEYS)] * 4), KEYS)
