@@ -46,14 +46,7 @@ fn main() {
         // contains on the same stream (on the empty filter; contains is branch-free, so
         // the instruction count does not depend on the answer).
         "contains" => keys.iter().filter(|k| f.contains(k.as_str())).count(),
-        "batch" => keys
-            .chunks(out.len())
-            .map(|chunk| {
-                let out = &mut out[..chunk.len()];
-                f.insert_if_absent_many(chunk, out);
-                out.iter().filter(|&&b| b).count()
-            })
-            .sum(),
+        "batch" => batched(&keys, &mut out, |c, o| f.insert_if_absent_many(c, o)),
         "expiring" => keys
             .iter()
             .filter(|k| e.insert_if_absent(k.as_str()))
@@ -64,14 +57,7 @@ fn main() {
                 .filter(|k| e.insert_if_absent_at(k.as_str(), t))
                 .count()
         }
-        "expiring_batch" => keys
-            .chunks(out.len())
-            .map(|chunk| {
-                let out = &mut out[..chunk.len()];
-                e.insert_if_absent_many(chunk, out);
-                out.iter().filter(|&&b| b).count()
-            })
-            .sum(),
+        "expiring_batch" => batched(&keys, &mut out, |c, o| e.insert_if_absent_many(c, o)),
         other => {
             eprintln!(
                 "usage: hot_path [none|single|batch|contains|expiring|expiring_at|expiring_batch] (got {other})"
@@ -83,4 +69,19 @@ fn main() {
         "{mode}: {} keys, {won} new of {distinct} distinct",
         keys.len()
     );
+}
+
+/// The keys through `many`, a batch of `out.len()` at a time; how many were new.
+fn batched(
+    keys: &[String],
+    out: &mut [bool],
+    mut many: impl FnMut(&[String], &mut [bool]),
+) -> usize {
+    keys.chunks(out.len())
+        .map(|chunk| {
+            let out = &mut out[..chunk.len()];
+            many(chunk, out);
+            out.iter().filter(|&&b| b).count()
+        })
+        .sum()
 }

@@ -2,7 +2,9 @@
 //! physical-limit microbenchmark (which must use the very instructions and memory the filter
 //! uses), and the coarse clock the expiring filter does not use. Exposed as `blockbloom::__bench`, hidden from the docs.
 
-pub use crate::storage::{coarse_clock_nanos, prefetch_read, prefetch_write};
+pub use crate::storage::{
+    coarse_clock_nanos, coarse_clock_resolution, prefetch_read, prefetch_write,
+};
 use crate::storage::{Blocks, HugePages};
 use crate::{block::Block, sync::Ordering::Relaxed, Error};
 

@@ -24,7 +24,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime};
 
-use blockbloom::__bench::coarse_clock_nanos;
+use blockbloom::__bench::{coarse_clock_nanos, coarse_clock_resolution};
 use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
 use blockbloom_workload::{crawl_stream, dup_stream, url};
 
@@ -41,27 +41,15 @@ fn plain_loop(f: &BloomFilter, links: &[String]) -> usize {
         .count()
 }
 
-/// The plain filter's work plus one clock read per call: what `insert_if_absent` on an
-/// expiring filter costs at least (the floor).
+/// The plain filter's work plus one read of `clock` per call: with `SystemTime::now`, what
+/// `insert_if_absent` on an expiring filter costs at least (the floor); with the coarse
+/// clock (`CLOCK_REALTIME_COARSE`), the floor the goal would have if the filter could use it.
 #[inline(never)]
-fn plain_clock_loop(f: &BloomFilter, links: &[String]) -> usize {
+fn plain_clock_loop<T>(f: &BloomFilter, links: &[String], clock: impl Fn() -> T) -> usize {
     links
         .iter()
         .filter(|u| {
-            black_box(SystemTime::now());
-            f.insert_if_absent(u.as_str())
-        })
-        .count()
-}
-
-/// As [`plain_clock_loop`] with the coarse clock (`CLOCK_REALTIME_COARSE`): the floor the
-/// goal would have if the filter could use it.
-#[inline(never)]
-fn plain_coarse_loop(f: &BloomFilter, links: &[String]) -> usize {
-    links
-        .iter()
-        .filter(|u| {
-            black_box(coarse_clock_nanos());
+            black_box(clock());
             f.insert_if_absent(u.as_str())
         })
         .count()
@@ -149,11 +137,11 @@ fn main() {
             bp = f.memory_bytes() as f64 / capacity as f64;
             let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
             floor.push(per_call(&mut || {
-                black_box(plain_clock_loop(&g, &links));
+                black_box(plain_clock_loop(&g, &links, SystemTime::now));
             }));
             let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
             coarse.push(per_call(&mut || {
-                black_box(plain_coarse_loop(&g, &links));
+                black_box(plain_clock_loop(&g, &links, coarse_clock_nanos));
             }));
             let e = expiring(capacity);
             exp.push(per_call(&mut || {
@@ -201,12 +189,12 @@ fn main() {
 
 /// The coarse clock's resolution and how far it lags the wall clock, over 10^6 paired reads.
 fn coarse_clock_lag() {
-    let Some((_, res)) = coarse_clock_nanos() else {
+    let Some(res) = coarse_clock_resolution() else {
         return;
     };
     let (mut max, mut sum, n) = (0u64, 0u64, 1_000_000u64);
     for _ in 0..n {
-        let (c, _) = coarse_clock_nanos().expect("there a moment ago");
+        let c = coarse_clock_nanos().expect("there a moment ago");
         let wall = SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .expect("after 1970")

@@ -44,32 +44,48 @@ pub(crate) fn wall_clock_nanos() -> u64 {
 }
 
 /// The coarse wall clock (`CLOCK_REALTIME_COARSE`, the time at the kernel's last tick) in
-/// nanoseconds since 1970, and its resolution: not used by any filter (its lag behind the
-/// wall clock has no bound that promise 1 could rest on), only measured by the benchmark
-/// report (`report/examples/expiring.rs`). `None` where there is no such clock.
+/// nanoseconds since 1970: not used by any filter (its lag behind the wall clock has no
+/// bound that promise 1 could rest on), only measured by the benchmark report
+/// (`report/examples/expiring.rs`). `None` where there is no such clock.
 #[cfg(feature = "internals")]
-pub fn coarse_clock_nanos() -> Option<(u64, u64)> {
+pub fn coarse_clock_nanos() -> Option<u64> {
+    coarse(false)
+}
+
+/// The coarse clock's resolution in nanoseconds (its tick), as [`coarse_clock_nanos`].
+#[cfg(feature = "internals")]
+pub fn coarse_clock_resolution() -> Option<u64> {
+    coarse(true)
+}
+
+/// `clock_gettime` (or, for `resolution`, `clock_getres`) of the coarse clock.
+#[cfg(feature = "internals")]
+fn coarse(resolution: bool) -> Option<u64> {
     #[cfg(all(target_os = "linux", not(blockbloom_loom)))]
     {
         let mut ts = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        let mut res = ts;
-        // SAFETY: both are valid, writable timespecs.
+        // SAFETY: `ts` is a valid, writable timespec.
         let ok = unsafe {
-            libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) == 0
-                && libc::clock_getres(libc::CLOCK_REALTIME_COARSE, &mut res) == 0
-        };
-        let nanos = |t: libc::timespec| {
-            (t.tv_sec as u64)
+            if resolution {
+                libc::clock_getres(libc::CLOCK_REALTIME_COARSE, &mut ts)
+            } else {
+                libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts)
+            }
+        } == 0;
+        ok.then(|| {
+            (ts.tv_sec as u64)
                 .saturating_mul(1_000_000_000)
-                .saturating_add(t.tv_nsec as u64)
-        };
-        ok.then(|| (nanos(ts), nanos(res)))
+                .saturating_add(ts.tv_nsec as u64)
+        })
     }
     #[cfg(not(all(target_os = "linux", not(blockbloom_loom))))]
-    None
+    {
+        let _ = resolution;
+        None
+    }
 }
 
 #[cfg(test)]

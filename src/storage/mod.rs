@@ -31,7 +31,7 @@ mod slots;
 
 pub(crate) use alloc::{byte_size, Blocks};
 #[cfg(feature = "internals")]
-pub use clock::coarse_clock_nanos;
+pub use clock::{coarse_clock_nanos, coarse_clock_resolution};
 pub(crate) use clock::{nanos_since_1970, wall_clock_nanos};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
