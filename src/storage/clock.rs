@@ -1,9 +1,10 @@
 //! The wall clock as nanoseconds since 1970, read without `SystemTime`'s conversions.
 //!
 //! `SystemTime::now()` reads the same clock (`CLOCK_REALTIME`), but turning it into a number
-//! through `duration_since(UNIX_EPOCH)` cost 12 ns more per call than the read itself
-//! (`report/examples/expiring`'s clock columns) — half again on the expiring filter's
-//! hottest path.
+//! through `duration_since(UNIX_EPOCH)` is a call of its own (56 instructions under
+//! callgrind, `examples/hot_path expiring_at`); reading the number directly, with the epoch
+//! found without a division, took the expiring filter's `insert_if_absent` at 10^4 keys
+//! from 88 to 75 ns (`report/examples/expiring`, three alternations, AMD EPYC).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
