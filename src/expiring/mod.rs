@@ -11,8 +11,7 @@ use core::hash::Hash;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use crate::block::{Block, BLOCK_BYTES, WORDS};
-use crate::counting::counter_mask;
+use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::hash::positions;
 use crate::layout::Layout;
@@ -247,15 +246,6 @@ impl ExpiringBloomFilter {
     #[inline(always)]
     fn line_of(&self, h: u64) -> &Block {
         &self.stamp_lines()[self.layout.locate::<9>(h).0]
-    }
-
-    /// The key's words and its stamps in each (the low bit of each of its 4-bit slots).
-    #[inline(always)]
-    fn locate(&self, h: u64) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
-        (
-            self.line_of(h).words(),
-            counter_mask(h, self.layout.num_hashes()),
-        )
     }
 
     /// Whether `key` was inserted within the window, now: [`contains_at`](Self::contains_at)
@@ -498,8 +488,8 @@ impl ExpiringBloomFilter {
     /// loom models, which need keys spread over several words.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
-    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; WORDS] {
-        self.locate(self.layout.hash(key)).1
+    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::block::WORDS] {
+        crate::counting::counter_mask(self.layout.hash(key), self.layout.num_hashes())
     }
 
     /// Bytes of memory the filter occupies.

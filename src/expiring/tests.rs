@@ -264,7 +264,11 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
     for i in 0..500u32 {
         let p = f.layout().probe_slots(&i);
         f.insert_at(&i, t);
-        let (words, m) = f.locate(f.layout.hash(&i));
+        let h = f.layout.hash(&i);
+        let (words, m) = (
+            f.line_of(h).words(),
+            crate::counting::counter_mask(h, f.num_hashes()),
+        );
         let mut slots = 0u128;
         for (w, (word, m)) in words.iter().zip(m).enumerate() {
             assert_eq!(
