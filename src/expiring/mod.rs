@@ -2,6 +2,7 @@
 
 mod batch;
 mod builder;
+mod claim;
 mod estimates;
 mod persist;
 mod window;
@@ -13,7 +14,6 @@ use std::time::SystemTime;
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::hash::positions;
 use crate::layout::Layout;
 use crate::storage::{nanos_since_1970, wall_clock_nanos, Blocks};
 use crate::sync::{
@@ -24,7 +24,7 @@ use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
-use window::{stamped, swept, Epoch};
+use window::{swept, Epoch};
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
@@ -271,22 +271,6 @@ impl ExpiringBloomFilter {
         self.all_live(h, e, Relaxed)
     }
 
-    /// Whether every stamp of the key hashed to `h` is live in epoch `e`, each loaded with
-    /// `order`: slot by slot, counted rather than tested with an early exit (as the plain
-    /// filter's `contains`), so that there is no branch on which stamps are live.
-    #[inline(always)]
-    fn all_live(&self, h: u64, e: &Epoch, order: crate::sync::Ordering) -> bool {
-        let words = self.line_of(h).words();
-        let k = self.layout.num_hashes();
-        let live: u32 = positions::<7>(h, k)
-            .map(|slot| {
-                let x = words[(slot >> 4) as usize].load(order) >> ((slot & 15) * 4) & 15;
-                e.is_live(x) as u32
-            })
-            .sum();
-        live == k
-    }
-
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
     ///
     /// Example at [`ExpiringBloomFilter`].
@@ -301,15 +285,6 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
         self.insert_in(self.layout.hash(key), &self.epoch_at(t))
-    }
-
-    /// `insert` of the key hashed to `h`, in epoch `e`.
-    #[inline]
-    fn insert_in(&self, h: u64, e: &Epoch) {
-        let words = self.line_of(h).words();
-        for slot in positions::<7>(h, self.layout.num_hashes()) {
-            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, true, e);
-        }
     }
 
     /// Inserts `key` if it was not seen within the window, now:
@@ -329,8 +304,7 @@ impl ExpiringBloomFilter {
     /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
     /// place of "nonzero":
     /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
-    ///    `false`. Otherwise load them again and let `t` be the last dead slot read (if
-    ///    none is dead any more, return `false`); any dead slot would do.
+    ///    `false`; otherwise let `t` be the last dead slot read (any dead slot would do).
     /// 2. Stamp every other slot of the key: a compare-exchange loop each (AcqRel), which
     ///    writes even where the stamp is there already.
     /// 3. Last, on `t`'s word: if `t` is live now, lose (return `false`); else stamp `t` in
@@ -367,57 +341,6 @@ impl ExpiringBloomFilter {
     /// [`CountingBloomFilter::insert_if_absent`]: crate::CountingBloomFilter::insert_if_absent
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
         self.insert_if_absent_in(self.layout.hash(key), &self.epoch_at(t))
-    }
-
-    /// `insert_if_absent` of the key hashed to `h`, in epoch `e` (the protocol above). Slot
-    /// by slot and branch-free, as the plain filter's claim: a branch on the state of a
-    /// slot or a word would be mispredicted.
-    #[inline]
-    fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
-        let words = self.line_of(h).words();
-        let k = self.layout.num_hashes();
-        // Step 1. A repeat, most of a crawl, leaves here (Acquire: pairs with the AcqRel
-        // write of whoever stamped what we read).
-        if self.all_live(h, e, Acquire) {
-            return false;
-        }
-        // For a new key, a dead slot (the last one read): read again, as the plain
-        // filter's claim.
-        let (mut top, mut dead) = (0, false);
-        for slot in positions::<7>(h, k) {
-            let x = words[(slot >> 4) as usize].load(Acquire) >> ((slot & 15) * 4) & 15;
-            let l = e.is_live(x);
-            dead |= !l;
-            top = if l { top } else { slot };
-        }
-        if !dead {
-            return false; // stamped meanwhile
-        }
-        // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
-        // would make this call lose to itself); `top`'s turns write nothing.
-        for slot in positions::<7>(h, k) {
-            stamp(
-                &words[(slot >> 4) as usize],
-                (slot & 15) * 4,
-                slot != top,
-                e,
-            );
-        }
-        // Step 3, the decision.
-        let (word, shift) = (&words[(top >> 4) as usize], (top & 15) * 4);
-        let mut cur = word.load(Acquire);
-        loop {
-            if e.is_live(cur >> shift & 15) {
-                return false; // another call stamped `top` first
-            }
-            match word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Acquire) {
-                Ok(_) => {
-                    self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
-                    return true;
-                }
-                Err(now) => cur = now,
-            }
-        }
     }
 
     /// Where each key's stamps lie ([`Layout::probe_slots`]; the clock line is not counted).
@@ -550,20 +473,6 @@ impl ExpiringBloomFilter {
 /// live keys of 4 to 5 epochs (guarantee 3).
 pub(crate) fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Error> {
     crate::math::size_counting(capacity.saturating_mul(2), fpr)
-}
-
-/// Stamps the slot at `shift` of `word` with `e` if `write` (keeping a stamp ahead of it): a
-/// compare-exchange loop, AcqRel, that writes even when nothing changes (as the plain
-/// filter's `fetch_or` of a bit already set), so that it has no branch on the slot's state.
-#[inline(always)]
-fn stamp(word: &AtomicU64, shift: u32, write: bool, e: &Epoch) {
-    // Relaxed: the compare-exchange that succeeds reads the value it replaces, with Acquire.
-    let mut cur = word.load(Relaxed);
-    while let Err(now) =
-        word.compare_exchange_weak(cur, stamped(cur, shift, write, e), AcqRel, Relaxed)
-    {
-        cur = now;
-    }
 }
 
 impl fmt::Debug for ExpiringBloomFilter {

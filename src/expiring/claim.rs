@@ -1,0 +1,99 @@
+//! Reading and writing a key's stamps: `contains`, `insert` and the `insert_if_absent`
+//! protocol (proved at [`insert_if_absent_at`](ExpiringBloomFilter::insert_if_absent_at)),
+//! slot by slot and branch-free, as the plain filter's `contains` and claim: a branch on
+//! the state of a slot or a word would be mispredicted on every new key.
+
+use super::window::{stamped, Epoch};
+use super::ExpiringBloomFilter;
+use crate::hash::positions;
+use crate::sync::{
+    AtomicU64,
+    Ordering::{self, AcqRel, Acquire, Relaxed},
+};
+
+impl ExpiringBloomFilter {
+    /// Whether every stamp of the key hashed to `h` is live in epoch `e`, each loaded with
+    /// `order`: slot by slot, counted rather than tested with an early exit (as the plain
+    /// filter's `contains`), so that there is no branch on which stamps are live.
+    #[inline(always)]
+    pub(super) fn all_live(&self, h: u64, e: &Epoch, order: Ordering) -> bool {
+        let words = self.line_of(h).words();
+        let k = self.layout.num_hashes();
+        let live: u32 = positions::<7>(h, k)
+            .map(|slot| {
+                let x = words[(slot >> 4) as usize].load(order) >> ((slot & 15) * 4) & 15;
+                e.is_live(x) as u32
+            })
+            .sum();
+        live == k
+    }
+
+    /// `insert` of the key hashed to `h`, in epoch `e`: every slot stamped.
+    #[inline]
+    pub(super) fn insert_in(&self, h: u64, e: &Epoch) {
+        let words = self.line_of(h).words();
+        for slot in positions::<7>(h, self.layout.num_hashes()) {
+            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, true, e);
+        }
+    }
+
+    /// `insert_if_absent` of the key hashed to `h`, in epoch `e`: the protocol proved at
+    /// [`insert_if_absent_at`](Self::insert_if_absent_at).
+    #[inline]
+    pub(super) fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
+        let words = self.line_of(h).words();
+        let k = self.layout.num_hashes();
+        // Step 1, one load per slot (Acquire: pairs with the AcqRel write of whoever
+        // stamped what we read). A repeat, most of a crawl, leaves here; for a new key the
+        // deciding slot `top` is the last dead one read, chosen without a branch.
+        let (mut live, mut top) = (0, 0);
+        for slot in positions::<7>(h, k) {
+            let v = words[(slot >> 4) as usize].load(Acquire);
+            let l = e.is_live(v >> ((slot & 15) * 4) & 15);
+            live += l as u32;
+            top = if l { top } else { slot };
+        }
+        if live == k {
+            return false;
+        }
+        // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
+        // would make this call lose to itself); `top`'s turns write nothing.
+        for slot in positions::<7>(h, k) {
+            stamp(
+                &words[(slot >> 4) as usize],
+                (slot & 15) * 4,
+                slot != top,
+                e,
+            );
+        }
+        // Step 3, the decision.
+        let (word, shift) = (&words[(top >> 4) as usize], (top & 15) * 4);
+        let mut cur = word.load(Acquire);
+        loop {
+            if e.is_live(cur >> shift & 15) {
+                return false; // another call stamped `top` first
+            }
+            match word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Acquire) {
+                Ok(_) => {
+                    self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
+                    return true;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// Stamps the slot at `shift` of `word` with `e` if `write` (keeping a stamp ahead of it): a
+/// compare-exchange loop, AcqRel, that writes even when nothing changes (as the plain
+/// filter's `fetch_or` of a bit already set), so that it has no branch on the slot's state.
+#[inline(always)]
+fn stamp(word: &AtomicU64, shift: u32, write: bool, e: &Epoch) {
+    // Relaxed: the compare-exchange that succeeds reads the value it replaces, with Acquire.
+    let mut cur = word.load(Relaxed);
+    while let Err(now) =
+        word.compare_exchange_weak(cur, stamped(cur, shift, write, e), AcqRel, Relaxed)
+    {
+        cur = now;
+    }
+}
