@@ -44,18 +44,21 @@ impl ExpiringBloomFilter {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
         // Step 1, one load per slot (Acquire: pairs with the AcqRel write of whoever
-        // stamped what we read). A repeat, most of a crawl, leaves here; for a new key the
-        // deciding slot `top` is the last dead one read, chosen without a branch.
-        let (mut live, mut top) = (0, 0);
+        // stamped what we read), each slot's liveness shifted into `live` (the last slot
+        // read in bit 0). A repeat, most of a crawl, leaves here; for a new key the deciding
+        // slot `top` is the last dead one read: the lowest clear bit, found without a
+        // branch or a second pass.
+        let mut live = 0u64;
         for slot in positions::<7>(h, k) {
             let v = words[(slot >> 4) as usize].load(Acquire);
-            let l = e.is_live(v >> ((slot & 15) * 4) & 15);
-            live += l as u32;
-            top = if l { top } else { slot };
+            live = 2 * live + e.is_live(v >> ((slot & 15) * 4) & 15) as u64;
         }
-        if live == k {
+        let dead = !live & ((1 << k) - 1);
+        if dead == 0 {
             return false;
         }
+        let last_dead = k - 1 - dead.trailing_zeros();
+        let top = positions::<7>(h, k).nth(last_dead as usize).unwrap_or(0);
         // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
         // would make this call lose to itself); `top`'s turns write nothing.
         for slot in positions::<7>(h, k) {
