@@ -33,7 +33,7 @@ impl ExpiringBloomFilter {
     pub(super) fn insert_in(&self, h: u64, e: &Epoch) {
         let words = self.line_of(h).words();
         for slot in positions::<7>(h, self.layout.num_hashes()) {
-            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, true, e);
+            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, e);
         }
     }
 
@@ -60,14 +60,11 @@ impl ExpiringBloomFilter {
         let last_dead = k - 1 - dead.trailing_zeros();
         let top = positions::<7>(h, k).nth(last_dead as usize).unwrap_or(0);
         // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
-        // would make this call lose to itself); `top`'s turns write nothing.
+        // would make this call lose to itself).
         for slot in positions::<7>(h, k) {
-            stamp(
-                &words[(slot >> 4) as usize],
-                (slot & 15) * 4,
-                slot != top,
-                e,
-            );
+            if slot != top {
+                stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, e);
+            }
         }
         // Step 3, the decision.
         let (word, shift) = (&words[(top >> 4) as usize], (top & 15) * 4);
@@ -87,15 +84,15 @@ impl ExpiringBloomFilter {
     }
 }
 
-/// Stamps the slot at `shift` of `word` with `e` if `write` (keeping a stamp ahead of it): a
+/// Stamps the slot at `shift` of `word` with `e` (keeping a stamp ahead of it): a
 /// compare-exchange loop, AcqRel, that writes even when nothing changes (as the plain
 /// filter's `fetch_or` of a bit already set), so that it has no branch on the slot's state.
 #[inline(always)]
-fn stamp(word: &AtomicU64, shift: u32, write: bool, e: &Epoch) {
+fn stamp(word: &AtomicU64, shift: u32, e: &Epoch) {
     // Relaxed: the compare-exchange that succeeds reads the value it replaces, with Acquire.
     let mut cur = word.load(Relaxed);
     while let Err(now) =
-        word.compare_exchange_weak(cur, stamped(cur, shift, write, e), AcqRel, Relaxed)
+        word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Relaxed)
     {
         cur = now;
     }
