@@ -60,10 +60,10 @@ impl ExpiringBloomFilter {
     /// use std::time::Duration;
     /// let f = ExpiringBloomFilter::builder()
     ///     .expire_after(Duration::from_secs(86_400))
-    ///     .capacity(20_000)
+    ///     .capacity(100_000)
     ///     .fpr(0.01)
     ///     .build()?;
-    /// let lost = (0..40_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
+    /// let lost = (0..200_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
     /// let estimate = f.estimated_false_positives();
     /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
     /// # Ok::<(), blockbloom::Error>(())
