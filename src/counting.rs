@@ -377,8 +377,8 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// use blockbloom::CountingBloomFilter;
-    /// let f = CountingBloomFilter::with_capacity(50_000, 0.01)?;
-    /// let lost = (0..50_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
+    /// let f = CountingBloomFilter::with_capacity(200_000, 0.01)?;
+    /// let lost = (0..200_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
     /// let estimate = f.estimated_false_positives();
     /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
     /// # Ok::<(), blockbloom::Error>(())
