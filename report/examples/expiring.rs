@@ -156,23 +156,20 @@ fn main() {
             exp_at.push(per_call(&mut || {
                 black_box(expiring_at_loop(&e, &links, t));
             }));
-            let g = BloomFilter::with_capacity(capacity, 0.01).unwrap();
-            plain_batch.push(per_call(&mut || {
-                black_box(batch_loop(&g, &strs));
-            }));
+            // The plain filter's batches in a filter sized for `keys`.
+            let plain_batches = |keys: u64| {
+                let g = BloomFilter::with_capacity(keys, 0.01).unwrap();
+                per_call(&mut || {
+                    black_box(batch_loop(&g, &strs));
+                })
+            };
+            plain_batch.push(plain_batches(capacity));
+            plain2_batch.push(plain_batches(2 * capacity));
+            // As many bytes as the expiring filter: what its footprint alone costs.
+            plain_as_exp_batch.push(plain_batches((be / bp * capacity as f64) as u64));
             let e = expiring(capacity);
             exp_batch.push(per_call(&mut || {
                 black_box(batch_loop(&e, &strs));
-            }));
-            let g = BloomFilter::with_capacity(2 * capacity, 0.01).unwrap();
-            plain2_batch.push(per_call(&mut || {
-                black_box(batch_loop(&g, &strs));
-            }));
-            // As many bytes as the expiring filter: what its footprint alone costs.
-            let as_exp = (be / bp * capacity as f64) as u64;
-            let g = BloomFilter::with_capacity(as_exp, 0.01).unwrap();
-            plain_as_exp_batch.push(per_call(&mut || {
-                black_box(batch_loop(&g, &strs));
             }));
             clock.push(per_call(&mut || {
                 for _ in 0..links.len() {

@@ -5,24 +5,31 @@
 
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
+use crate::block::WORDS;
 use crate::hash::positions;
 use crate::sync::{
     AtomicU64,
-    Ordering::{self, AcqRel, Acquire, Relaxed},
+    Ordering::{AcqRel, Acquire, Relaxed},
 };
 
+/// The word of `words` that holds slot `slot` (0..128), and the slot's shift in it.
+#[inline(always)]
+fn slot_word(words: &[AtomicU64; WORDS], slot: u32) -> (&AtomicU64, u32) {
+    (&words[(slot >> 4) as usize], (slot & 15) * 4)
+}
+
 impl ExpiringBloomFilter {
-    /// Whether every stamp of the key hashed to `h` is live in epoch `e`, each loaded with
-    /// `order`: slot by slot, counted rather than tested with an early exit (as the plain
-    /// filter's `contains`), so that there is no branch on which stamps are live.
+    /// Whether every stamp of the key hashed to `h` is live in epoch `e` (`contains`): slot
+    /// by slot, counted rather than tested with an early exit (as the plain filter's
+    /// `contains`), so that there is no branch on which stamps are live.
     #[inline(always)]
-    pub(super) fn all_live(&self, h: u64, e: &Epoch, order: Ordering) -> bool {
+    pub(super) fn all_live(&self, h: u64, e: &Epoch) -> bool {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
         let live: u32 = positions::<7>(h, k)
             .map(|slot| {
-                let x = words[(slot >> 4) as usize].load(order) >> ((slot & 15) * 4) & 15;
-                e.is_live(x) as u32
+                let (word, shift) = slot_word(words, slot);
+                e.is_live(word.load(Relaxed) >> shift & 15) as u32
             })
             .sum();
         live == k
@@ -33,7 +40,7 @@ impl ExpiringBloomFilter {
     pub(super) fn insert_in(&self, h: u64, e: &Epoch) {
         let words = self.line_of(h).words();
         for slot in positions::<7>(h, self.layout.num_hashes()) {
-            stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, e);
+            stamp(slot_word(words, slot), e);
         }
     }
 
@@ -50,8 +57,8 @@ impl ExpiringBloomFilter {
         // branch or a second pass.
         let mut live = 0u64;
         for slot in positions::<7>(h, k) {
-            let v = words[(slot >> 4) as usize].load(Acquire);
-            live = 2 * live + e.is_live(v >> ((slot & 15) * 4) & 15) as u64;
+            let (word, shift) = slot_word(words, slot);
+            live = 2 * live + e.is_live(word.load(Acquire) >> shift & 15) as u64;
         }
         let dead = !live & ((1 << k) - 1);
         if dead == 0 {
@@ -63,17 +70,17 @@ impl ExpiringBloomFilter {
         // would make this call lose to itself).
         for slot in positions::<7>(h, k) {
             if slot != top {
-                stamp(&words[(slot >> 4) as usize], (slot & 15) * 4, e);
+                stamp(slot_word(words, slot), e);
             }
         }
         // Step 3, the decision.
-        let (word, shift) = (&words[(top >> 4) as usize], (top & 15) * 4);
+        let (word, shift) = slot_word(words, top);
         let mut cur = word.load(Acquire);
         loop {
             if e.is_live(cur >> shift & 15) {
                 return false; // another call stamped `top` first
             }
-            match word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Acquire) {
+            match word.compare_exchange_weak(cur, stamped(cur, shift, e), AcqRel, Acquire) {
                 Ok(_) => {
                     self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
                     return true;
@@ -84,16 +91,15 @@ impl ExpiringBloomFilter {
     }
 }
 
-/// Stamps the slot at `shift` of `word` with `e` (keeping a stamp ahead of it): a
-/// compare-exchange loop, AcqRel, that writes even when nothing changes (as the plain
-/// filter's `fetch_or` of a bit already set), so that it has no branch on the slot's state.
+/// Stamps the slot at `shift` of `word` (from [`slot_word`]) with `e`, keeping a stamp ahead
+/// of it: a compare-exchange loop, AcqRel, that writes even when nothing changes (as the
+/// plain filter's `fetch_or` of a bit already set), so that it has no branch on the slot's
+/// state.
 #[inline(always)]
-fn stamp(word: &AtomicU64, shift: u32, e: &Epoch) {
+fn stamp((word, shift): (&AtomicU64, u32), e: &Epoch) {
     // Relaxed: the compare-exchange that succeeds reads the value it replaces, with Acquire.
     let mut cur = word.load(Relaxed);
-    while let Err(now) =
-        word.compare_exchange_weak(cur, stamped(cur, shift, true, e), AcqRel, Relaxed)
-    {
+    while let Err(now) = word.compare_exchange_weak(cur, stamped(cur, shift, e), AcqRel, Relaxed) {
         cur = now;
     }
 }

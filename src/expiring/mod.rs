@@ -268,7 +268,7 @@ impl ExpiringBloomFilter {
     /// `contains` of the key hashed to `h`, in epoch `e`.
     #[inline]
     fn contains_in(&self, h: u64, e: &Epoch) -> bool {
-        self.all_live(h, e, Relaxed)
+        self.all_live(h, e)
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
