@@ -46,7 +46,7 @@ impl ExpiringBloomFilter {
 
     /// `insert_if_absent` of the key hashed to `h`, in epoch `e`: the protocol proved at
     /// [`insert_if_absent_at`](Self::insert_if_absent_at).
-    #[inline]
+    #[inline(always)]
     pub(super) fn insert_if_absent_in(&self, h: u64, e: &Epoch) -> bool {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
