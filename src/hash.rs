@@ -188,7 +188,18 @@ pub(crate) fn positions<const LOG2_SLOTS: u32>(
 ) -> impl Iterator<Item = u32> + Clone {
     SALTS[..k as usize]
         .iter()
-        .map(move |salt| (h.wrapping_mul(*salt) >> (64 - LOG2_SLOTS)) as u32)
+        .map(move |salt| position::<LOG2_SLOTS>(h, *salt))
+}
+
+/// The `i`-th of [`positions`], computed alone (`i < k`).
+#[inline(always)]
+pub(crate) fn nth_position<const LOG2_SLOTS: u32>(h: u64, i: u32) -> u32 {
+    position::<LOG2_SLOTS>(h, SALTS[i as usize])
+}
+
+#[inline(always)]
+fn position<const LOG2_SLOTS: u32>(h: u64, salt: u64) -> u32 {
+    (h.wrapping_mul(salt) >> (64 - LOG2_SLOTS)) as u32
 }
 
 /// 128 random bits for a new filter's hashing key: std's per-process random hashing keys

@@ -6,7 +6,7 @@
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
 use crate::block::WORDS;
-use crate::hash::positions;
+use crate::hash::{nth_position, positions};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -64,8 +64,7 @@ impl ExpiringBloomFilter {
         if dead == 0 {
             return false;
         }
-        let last_dead = k - 1 - dead.trailing_zeros();
-        let top = positions::<7>(h, k).nth(last_dead as usize).unwrap_or(0);
+        let top = nth_position::<7>(h, k - 1 - dead.trailing_zeros());
         // Step 2: every slot but `top` (two salts may give `top` twice: stamping it early
         // would make this call lose to itself).
         for slot in positions::<7>(h, k) {
