@@ -276,7 +276,7 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
 pub(crate) fn stamped(v: u64, shift: u32, e: &Epoch) -> u64 {
     let write = !e.is_ahead(v >> shift & 15);
     let mask = (write as u64).wrapping_neg() & 15 << shift;
-    v & !mask | e.stamp() << shift & mask
+    v ^ (v ^ e.stamp() << shift) & mask
 }
 
 /// `v`, read when `newest` was the newest epoch, with every stamp cleared that is dead for
