@@ -89,6 +89,23 @@ fn same_key_clocks_a_second_apart_one_winner() {
     });
 }
 
+/// The first calls on a new filter, clocks a second apart: one of them makes the filter's
+/// first advance, which sweeps nothing (there is no stamp yet), while the other races it.
+#[test]
+fn same_key_first_calls_on_a_new_filter_one_winner() {
+    loom::model(|| {
+        let f = tiny();
+        let key = keys(&f, 1)[0];
+        let (a, b) = (race(&f, key, at(0.4)), race(&f, key, at(1.4)));
+        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+        assert_eq!(wins, 1);
+        assert!(
+            f.contains_at(&key, at(2.3)),
+            "seen for the window of the earlier clock"
+        );
+    });
+}
+
 /// A third key sharing words with the raced one, inserted at an epoch in between.
 #[test]
 fn same_key_race_with_a_third_key_sharing_words() {

@@ -192,17 +192,28 @@ impl ExpiringBloomFilter {
     /// once per epoch.
     #[cold]
     fn advance(&self, n: u64) -> Epoch {
-        let swept = self.clock(SWEPT).load(Acquire);
-        let mut owed = false;
+        let mut swept = self.clock(SWEPT).load(Acquire);
         if swept == 0 {
-            // Never advanced: the filter is empty, nothing to clear.
             let _ = self
                 .clock(FIRST)
                 .compare_exchange(0, n + 1, Relaxed, Relaxed);
-            let _ = self
+            match self
                 .clock(SWEPT)
-                .compare_exchange(0, n + 1, AcqRel, Acquire);
-        } else if n >= swept - 1 + self.window.sweep_margin() {
+                .compare_exchange(0, n + 1, AcqRel, Acquire)
+            {
+                // The filter's first advance: every call passes here before it writes a
+                // stamp, and the others' compare-exchanges fail after ours, so there is no
+                // stamp yet and nothing to sweep (a sweep would read every page of the new
+                // filter).
+                Ok(_) => {
+                    self.clock(NEWEST).fetch_max(n, AcqRel);
+                    return self.window.at(n);
+                }
+                Err(now) => swept = now,
+            }
+        }
+        let mut owed = false;
+        if n >= swept - 1 + self.window.sweep_margin() {
             // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
             // call can write `n`'s stamps.
             self.sweep(n);
@@ -220,6 +231,8 @@ impl ExpiringBloomFilter {
     /// Clears every stamp that is dead for all callers once the newest epoch is `target`,
     /// word by word (compare-exchange: a stamp written meanwhile is kept).
     fn sweep(&self, target: u64) {
+        #[cfg(test)]
+        tests::SWEEPS.with(|n| n.set(n.get() + 1));
         for b in self.stamp_lines() {
             for w in b.words() {
                 let mut v = w.load(Acquire);

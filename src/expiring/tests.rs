@@ -7,6 +7,11 @@ use std::time::UNIX_EPOCH;
 
 const DAY: Duration = Duration::from_secs(86_400);
 
+std::thread_local! {
+    /// Sweeps run on this thread (`ExpiringBloomFilter::sweep` counts them).
+    pub(super) static SWEEPS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
 fn filter(window: Duration, capacity: u64, fpr: f64) -> ExpiringBloomFilter {
     ExpiringBloomFilter::builder()
         .expire_after(window)
@@ -205,6 +210,37 @@ fn the_sweep_keeps_what_a_caller_a_second_behind_may_still_read() {
     f.insert_at("ahead", t + ms(5_500));
     // ... and one on time still sees k inside its window.
     assert!(f.contains_at("k", t + ms(4_500)));
+}
+
+/// A new filter holds no stamp, so its first call sweeps nothing (a sweep reads every page:
+/// a new filter's first insert would touch all its memory, or pull all of its file into the
+/// page cache). The first call of each later epoch sweeps once, and one far ahead of the
+/// last sweep (an idle filter) sweeps before it writes.
+#[test]
+fn the_first_call_sweeps_nothing_and_each_later_epoch_once() {
+    let f = filter(Duration::from_secs(8), 1000, 0.01);
+    let (t, e) = (t0(&f, 0), f.epoch());
+    let sweeps = || SWEEPS.with(|n| n.get());
+    let before = sweeps();
+    assert!(f.insert_if_absent_at("a", t));
+    f.insert_at("b", t + e / 2);
+    assert_eq!(sweeps(), before, "the first epoch sweeps nothing");
+    assert!(f.insert_if_absent_at("c", t + e));
+    f.insert_at("d", t + e * 3 / 2);
+    assert_eq!(sweeps(), before + 1, "the next epoch sweeps once");
+    assert!(f.contains_at("a", t + e * 3) && f.contains_at("a", t + e * 4));
+    assert_eq!(
+        sweeps(),
+        before + 3,
+        "each newest epoch sweeps once, any call"
+    );
+    assert!(f.insert_if_absent_at("e", t + e * 40));
+    assert_eq!(
+        sweeps(),
+        before + 4,
+        "an idle filter sweeps once before it writes"
+    );
+    assert!(!f.contains_at("c", t + e * 40));
 }
 
 #[test]
