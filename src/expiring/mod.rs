@@ -24,7 +24,7 @@ use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
-use window::{swept, Epoch};
+use window::{Epoch, Sweep};
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
@@ -233,6 +233,7 @@ impl ExpiringBloomFilter {
     fn sweep(&self, target: u64) {
         #[cfg(test)]
         tests::SWEEPS.with(|n| n.set(n.get() + 1));
+        let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for
         for b in self.stamp_lines() {
             for w in b.words() {
                 let mut v = w.load(Acquire);
@@ -241,8 +242,16 @@ impl ExpiringBloomFilter {
                     // epoch (a writer publishes its epoch before writing), and none is more
                     // than 15 epochs older (the margin), so each reads unambiguously.
                     let newest = self.clock(NEWEST).load(Acquire);
-                    let ahead = target.saturating_sub(newest);
-                    let keep = swept(v, &self.window.at(newest), ahead);
+                    let sweep = match rule {
+                        Some((n, sweep)) if n == newest => sweep,
+                        _ => {
+                            let ahead = target.saturating_sub(newest);
+                            let sweep = self.window.at(newest).sweep(ahead);
+                            rule = Some((newest, sweep));
+                            sweep
+                        }
+                    };
+                    let keep = sweep.swept(v);
                     if keep == v {
                         break;
                     }

@@ -249,10 +249,59 @@ impl Epoch {
     /// Whether stamp `x` (read when this was the newest epoch, so at most this new) is live
     /// for some caller once the newest epoch is `ahead` epochs later: callers are at most
     /// `lag` behind the newest, so a stamp up to `lag + GENERATIONS` old then. The sweep
-    /// clears the rest.
-    #[inline(always)]
-    pub(crate) fn is_live_for_any(&self, x: u64, ahead: u64) -> bool {
+    /// clears the rest. The rule [`Sweep`] applies to 16 stamps at once.
+    #[cfg(test)]
+    fn is_live_for_any(&self, x: u64, ahead: u64) -> bool {
         x != 0 && self.age(x).saturating_add(ahead) <= self.lag + GENERATIONS
+    }
+
+    /// What a sweep keeps while this is the newest epoch, clearing for the newest epoch
+    /// `ahead` epochs later.
+    pub(crate) fn sweep(&self, ahead: u64) -> Sweep {
+        Sweep {
+            m16: (self.m + 16) * LANES,
+            above: (self.lag + GENERATIONS)
+                .checked_sub(ahead)
+                .map(|oldest| (127 - oldest) * LANES),
+        }
+    }
+}
+
+/// 1 in each byte.
+const LANES: u64 = 0x0101_0101_0101_0101;
+/// The low nibble of each byte.
+const LOW_NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+
+/// The stamps a sweep keeps ([`Epoch::is_live_for_any`]), for a word's 16 stamps at once:
+/// eight in byte lanes at a time, with no branch and no table, so that a sweep runs at the
+/// speed of memory (a branch per stamp ran it at 0.2 GB/s).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sweep {
+    /// `m + 16` in each byte, `m` the newest epoch mod 15.
+    m16: u64,
+    /// `127 − oldest` in each byte, `oldest` the greatest age kept; `None`: no age is.
+    above: Option<u64>,
+}
+
+impl Sweep {
+    /// `v` with every stamp cleared that the sweep does not keep.
+    #[inline]
+    pub(crate) fn swept(&self, v: u64) -> u64 {
+        let Some(above) = self.above else {
+            return 0;
+        };
+        // Per byte lane, for a stamp x in 0..=15: d = m + 16 − x in 1..=30, its age mod 15
+        // is d less 15 where d ≥ 15 (x = 0 gets some age, and clearing it changes
+        // nothing); the lane is cleared where that age exceeds `oldest`. No lane carries
+        // into the next: every sum stays below 256.
+        let times15 = |lanes: u64| (lanes << 4) - lanes; // shifts, not a multiply: SIMD
+        let keep = |x: u64| {
+            let d = self.m16 - x;
+            let age = d - times15((d + 113 * LANES) >> 7 & LANES);
+            let old = (age + above) >> 7 & LANES;
+            !times15(old) & LOW_NIBBLES
+        };
+        v & (keep(v & LOW_NIBBLES) | keep(v >> 4 & LOW_NIBBLES) << 4)
     }
 }
 
@@ -277,20 +326,6 @@ pub(crate) fn stamped(v: u64, shift: u32, e: &Epoch) -> u64 {
     let write = !e.is_ahead(v >> shift & 15);
     let mask = (write as u64).wrapping_neg() & 15 << shift;
     v ^ (v ^ e.stamp() << shift) & mask
-}
-
-/// `v`, read when `newest` was the newest epoch, with every stamp cleared that is dead for
-/// all callers once the newest epoch is `ahead` epochs later.
-#[inline]
-pub(crate) fn swept(v: u64, newest: &Epoch, ahead: u64) -> u64 {
-    let mut out = v;
-    for i in 0..16 {
-        let x = v >> (4 * i) & 15;
-        if x != 0 && !newest.is_live_for_any(x, ahead) {
-            out &= !(15 << (4 * i));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -356,6 +391,34 @@ mod tests {
                     let slots = 1u64 << 20;
                     let v = x << 20;
                     assert_eq!(live_slots(v, slots, &e) != 0, e.is_live_by_age(x));
+                }
+            }
+        }
+    }
+
+    /// The sweep's lanes against the rule, stamp by stamp: every stamp value in every
+    /// nibble (each beside other values), every newest epoch mod 15, every `ahead` up to
+    /// past what is kept, for lags of 1, 2 and 4 epochs.
+    #[test]
+    fn the_sweep_keeps_what_the_rule_keeps() {
+        for secs in [1u64, 2, 3600] {
+            let w = ExpiryWindow::new(Duration::from_secs(secs)).unwrap();
+            for n in 100..100 + STAMPS {
+                let e = w.at(n);
+                for ahead in 0..=GENERATIONS + w.lag() + 2 {
+                    let sweep = e.sweep(ahead);
+                    for x in 0..16u64 {
+                        for i in 0..16 {
+                            // x in nibble i, the other nibbles each holding a different value.
+                            let others = (0..16u64).fold(0, |v, j| v | ((x + j) % 16) << (4 * j));
+                            let v = others & !(15 << (4 * i)) | x << (4 * i);
+                            let want = (0..16).fold(0, |out, j| {
+                                let y = v >> (4 * j) & 15;
+                                out | (e.is_live_for_any(y, ahead) as u64 * y) << (4 * j)
+                            });
+                            assert_eq!(sweep.swept(v), want, "{secs}s, epoch {n}, +{ahead}, {v:x}");
+                        }
+                    }
                 }
             }
         }
