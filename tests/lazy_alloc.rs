@@ -31,6 +31,36 @@ fn a_4_gib_filter_costs_no_resident_memory_until_used() {
     drop(f);
 }
 
+/// The same for a new expiring filter in a file: its first calls map only the pages of the
+/// lines they use (a first call that swept the whole filter read all of the file into this
+/// process's resident set).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_expiring_file_maps_only_the_pages_its_keys_use() {
+    use blockbloom::ExpiringBloomFilter;
+    let dir = blockbloom_workload::procs::temp_dir("lazy-expiring");
+    let before = resident_bytes();
+    let f = ExpiringBloomFilter::builder()
+        .expire_after(std::time::Duration::from_secs(3600))
+        .capacity(30_000_000)
+        .open_file(dir.join("seen.bloom"))
+        .unwrap();
+    assert!(f.memory_bytes() > 300 << 20, "{}", f.memory_bytes());
+    for i in 0..1000u64 {
+        assert!(f.insert_if_absent(&i));
+    }
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(
+        grown < 64 << 20,
+        "1,000 keys in a new {} MiB file made {} MiB resident",
+        f.memory_bytes() >> 20,
+        grown >> 20
+    );
+    assert!((0..1000u64).all(|i| f.contains(&i)));
+    drop(f);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// The sizes (KiB) of this process's mappings marked `MADV_HUGEPAGE` (`VmFlags` has `hg`).
 #[cfg(target_os = "linux")]
 fn huge_page_advised_kib() -> Vec<u64> {

@@ -34,7 +34,9 @@ use window::{Epoch, Sweep};
 /// cache miss. An insert writes the current *epoch* (a quarter of the window) into the key's
 /// stamps; a key is present while all of its stamps are at most four epochs old. Stamps
 /// change by compare-exchange of one word (lock-free). Old stamps are cleared by a *sweep*
-/// over the filter, done once per epoch by whichever call first sees the epoch change.
+/// over the filter, done once per epoch by whichever call first sees the epoch change: that
+/// one call reads the whole filter (about 0.4 s per GB; docs/PERFORMANCE.md, "The expiring
+/// filter against its goals").
 ///
 /// ```
 /// use blockbloom::ExpiringBloomFilter;
