@@ -77,33 +77,29 @@ fn same_key_same_epoch_one_winner() {
 fn same_key_clocks_a_second_apart_one_winner() {
     loom::model(|| {
         let f = tiny();
-        let key = keys(&f, 1)[0];
         f.insert_at(&u64::MAX, at(0.0));
-        let (a, b) = (race(&f, key, at(0.4)), race(&f, key, at(1.4)));
-        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
-        assert_eq!(wins, 1);
-        assert!(
-            f.contains_at(&key, at(2.3)),
-            "seen for the window of the earlier clock"
-        );
+        race_a_second_apart(&f);
     });
 }
 
-/// The first calls on a new filter, clocks a second apart: one of them makes the filter's
-/// first advance, which sweeps nothing (there is no stamp yet), while the other races it.
+/// The same race as the first calls on a new filter: one of them makes the filter's first
+/// advance, which sweeps nothing (there is no stamp yet), while the other races it.
 #[test]
 fn same_key_first_calls_on_a_new_filter_one_winner() {
-    loom::model(|| {
-        let f = tiny();
-        let key = keys(&f, 1)[0];
-        let (a, b) = (race(&f, key, at(0.4)), race(&f, key, at(1.4)));
-        let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
-        assert_eq!(wins, 1);
-        assert!(
-            f.contains_at(&key, at(2.3)),
-            "seen for the window of the earlier clock"
-        );
-    });
+    loom::model(|| race_a_second_apart(&tiny()));
+}
+
+/// One key raced at 0.4 s and 1.4 s: one winner, and the key seen for the window of the
+/// earlier clock.
+fn race_a_second_apart(f: &Arc<ExpiringBloomFilter>) {
+    let key = keys(f, 1)[0];
+    let (a, b) = (race(f, key, at(0.4)), race(f, key, at(1.4)));
+    let wins = a.join().unwrap() as u32 + b.join().unwrap() as u32;
+    assert_eq!(wins, 1);
+    assert!(
+        f.contains_at(&key, at(2.3)),
+        "seen for the window of the earlier clock"
+    );
 }
 
 /// A third key sharing words with the raced one, inserted at an epoch in between.
