@@ -31,6 +31,8 @@
 //! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
 //!
 //! All integers little-endian.
+// Loom builds leave out the files (`file.rs`), whose items these are too.
+#![cfg_attr(blockbloom_loom, allow(unused_imports, dead_code))]
 
 /// The first 8 bytes of a filter's snapshot.
 pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
