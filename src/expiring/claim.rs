@@ -29,7 +29,7 @@ impl ExpiringBloomFilter {
         let live: u32 = positions::<7>(h, k)
             .map(|slot| {
                 let (word, shift) = slot_word(words, slot);
-                e.is_live(word.load(Relaxed) >> shift & 15) as u32
+                e.is_live(word.load(Relaxed) >> shift) as u32
             })
             .sum();
         live == k
@@ -58,7 +58,7 @@ impl ExpiringBloomFilter {
         let mut live = 0u64;
         for slot in positions::<7>(h, k) {
             let (word, shift) = slot_word(words, slot);
-            live = 2 * live + e.is_live(word.load(Acquire) >> shift & 15) as u64;
+            live = 2 * live + e.is_live(word.load(Acquire) >> shift) as u64;
         }
         let dead = !live & ((1 << k) - 1);
         if dead == 0 {
@@ -76,7 +76,7 @@ impl ExpiringBloomFilter {
         let (word, shift) = slot_word(words, top);
         let mut cur = word.load(Acquire);
         loop {
-            if e.is_live(cur >> shift & 15) {
+            if e.is_live(cur >> shift) {
                 return false; // another call stamped `top` first
             }
             match word.compare_exchange_weak(cur, stamped(cur, shift, e), AcqRel, Acquire) {

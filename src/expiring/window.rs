@@ -53,7 +53,7 @@ pub struct ExpiryWindow {
     lag: u64,
     /// For each epoch mod 15, which stamps it reads as live and as ahead (`Epoch::live`,
     /// `Epoch::ahead`): the rule below, tabled once per window.
-    tables: [(u16, u16); STAMPS as usize],
+    tables: [(u32, u32); STAMPS as usize],
 }
 
 /// A caller's epoch, reduced for reading and writing stamps.
@@ -62,10 +62,10 @@ pub(crate) struct Epoch {
     /// The epoch number mod 15.
     m: u64,
     lag: u64,
-    /// Bit `x` set iff stamp `x` is live for this epoch ([`Epoch::is_live`]).
-    live: u16,
-    /// Bit `x` set iff stamp `x` is ahead of this epoch ([`Epoch::is_ahead`]).
-    ahead: u16,
+    /// Bits `x` and `16 + x` set iff stamp `x` is live for this epoch ([`Epoch::is_live`]).
+    live: u32,
+    /// Bits `x` and `16 + x` set iff stamp `x` is ahead of this epoch ([`Epoch::is_ahead`]).
+    ahead: u32,
 }
 
 impl ExpiryWindow {
@@ -92,8 +92,8 @@ impl ExpiryWindow {
                 ahead: 0,
             };
             for x in 1..=STAMPS {
-                t.0 |= (e.is_live_by_age(x) as u16) << x;
-                t.1 |= (e.is_ahead_by_age(x) as u16) << x;
+                t.0 |= (e.is_live_by_age(x) as u32 * 0x1_0001) << x;
+                t.1 |= (e.is_ahead_by_age(x) as u32 * 0x1_0001) << x;
             }
         }
         Ok(ExpiryWindow {
@@ -219,17 +219,20 @@ impl Epoch {
         }
     }
 
-    /// Whether stamp `x` (0..16) is live for this epoch: a table lookup, no branch.
+    /// Whether the stamp in the low 4 bits of `x` is live for this epoch (the bits above
+    /// are ignored, so `x` is a word shifted to the stamp, unmasked): a table lookup, no
+    /// branch. The shift takes `x` mod 32, as the CPU's does, and the table's upper half
+    /// repeats its lower one, which covers bit 4.
     #[inline(always)]
     pub(crate) fn is_live(&self, x: u64) -> bool {
-        self.live >> x & 1 != 0
+        self.live.wrapping_shr(x as u32) & 1 != 0
     }
 
-    /// Whether stamp `x` (0..16) is newer than this epoch (a caller ahead wrote it): a write
-    /// keeps it.
+    /// Whether the stamp in the low 4 bits of `x` is newer than this epoch (a caller ahead
+    /// wrote it): a write keeps it. The lookup of [`is_live`](Self::is_live).
     #[inline(always)]
     pub(crate) fn is_ahead(&self, x: u64) -> bool {
-        self.ahead >> x & 1 != 0
+        self.ahead.wrapping_shr(x as u32) & 1 != 0
     }
 
     /// The rule [`is_live`](Self::is_live) tables: `x` nonzero, aged `0..=GENERATIONS`, or
@@ -323,7 +326,7 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
 /// each of a key's slots, where a branch on the slot's state would be mispredicted.
 #[inline(always)]
 pub(crate) fn stamped(v: u64, shift: u32, e: &Epoch) -> u64 {
-    let write = !e.is_ahead(v >> shift & 15);
+    let write = !e.is_ahead(v >> shift);
     let mask = (write as u64).wrapping_neg() & 15 << shift;
     v ^ (v ^ e.stamp() << shift) & mask
 }
@@ -377,16 +380,18 @@ mod tests {
             let w = ExpiryWindow::new(Duration::from_secs(secs)).unwrap();
             for n in 0..3 * STAMPS {
                 let e = w.at(n);
-                for x in 0..16 {
+                // The stamp with other nibbles' bits above it, as read from a shifted word.
+                for (x, above) in (0..16).flat_map(|x| [0, 1, 0x5a5, u64::MAX >> 4].map(|a| (x, a)))
+                {
                     assert_eq!(
-                        e.is_live(x),
+                        e.is_live(above << 4 | x),
                         e.is_live_by_age(x),
-                        "{secs}s, epoch {n}, stamp {x}"
+                        "{secs}s, epoch {n}, stamp {x} under {above:x}"
                     );
                     assert_eq!(
-                        e.is_ahead(x),
+                        e.is_ahead(above << 4 | x),
                         e.is_ahead_by_age(x),
-                        "{secs}s, epoch {n}, stamp {x}"
+                        "{secs}s, epoch {n}, stamp {x} under {above:x}"
                     );
                     let slots = 1u64 << 20;
                     let v = x << 20;
