@@ -19,11 +19,11 @@ fn slot_word(words: &[AtomicU64; WORDS], slot: u32) -> (&AtomicU64, u32) {
 }
 
 impl ExpiringBloomFilter {
-    /// Whether every stamp of the key hashed to `h` is live in epoch `e` (`contains`): slot
-    /// by slot, counted rather than tested with an early exit (as the plain filter's
-    /// `contains`), so that there is no branch on which stamps are live.
+    /// `contains` of the key hashed to `h`, in epoch `e`: whether every stamp of the key is
+    /// live, slot by slot, counted rather than tested with an early exit (as the plain
+    /// filter's `contains`), so that there is no branch on which stamps are live.
     #[inline(always)]
-    pub(super) fn all_live(&self, h: u64, e: &Epoch) -> bool {
+    pub(super) fn contains_in(&self, h: u64, e: &Epoch) -> bool {
         let words = self.line_of(h).words();
         let k = self.layout.num_hashes();
         let live: u32 = positions::<7>(h, k)

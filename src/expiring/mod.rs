@@ -289,12 +289,6 @@ impl ExpiringBloomFilter {
         self.contains_in(self.layout.hash(key), &self.epoch_at(t))
     }
 
-    /// `contains` of the key hashed to `h`, in epoch `e`.
-    #[inline]
-    fn contains_in(&self, h: u64, e: &Epoch) -> bool {
-        self.all_live(h, e)
-    }
-
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
     ///
     /// Example at [`ExpiringBloomFilter`].

@@ -276,8 +276,8 @@ const LANES: u64 = 0x0101_0101_0101_0101;
 const LOW_NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
 
 /// The stamps a sweep keeps ([`Epoch::is_live_for_any`]), for a word's 16 stamps at once:
-/// eight in byte lanes at a time, with no branch and no table, so that a sweep runs at the
-/// speed of memory (a branch per stamp ran it at 0.2 GB/s).
+/// eight in byte lanes at a time, with no branch and no table (docs/PERFORMANCE.md, "The
+/// sweep", gives its speed against reading the memory alone).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sweep {
     /// `m + 16` in each byte, `m` the newest epoch mod 15.
@@ -297,12 +297,11 @@ impl Sweep {
         // is d less 15 where d ≥ 15 (x = 0 gets some age, and clearing it changes
         // nothing); the lane is cleared where that age exceeds `oldest`. No lane carries
         // into the next: every sum stays below 256.
-        let times15 = |lanes: u64| (lanes << 4) - lanes; // shifts, not a multiply: SIMD
         let keep = |x: u64| {
             let d = self.m16 - x;
-            let age = d - times15((d + 113 * LANES) >> 7 & LANES);
+            let age = d - 15 * ((d + 113 * LANES) >> 7 & LANES);
             let old = (age + above) >> 7 & LANES;
-            !times15(old) & LOW_NIBBLES
+            !(15 * old) & LOW_NIBBLES
         };
         v & (keep(v & LOW_NIBBLES) | keep(v >> 4 & LOW_NIBBLES) << 4)
     }
