@@ -3,6 +3,7 @@
 mod batch;
 mod builder;
 mod claim;
+mod epochs;
 mod estimates;
 mod persist;
 mod window;
@@ -15,16 +16,12 @@ use std::time::SystemTime;
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::storage::{nanos_since_1970, wall_clock_nanos, Blocks};
-use crate::sync::{
-    AtomicU64,
-    Ordering::{AcqRel, Acquire, Relaxed},
-};
+use crate::storage::Blocks;
+use crate::sync::{AtomicU64, Ordering::Relaxed};
 use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
-use window::{Epoch, Sweep};
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
@@ -108,6 +105,11 @@ const SWEPT: usize = 1;
 const WINDOW: usize = 2;
 /// 1 + the first epoch any call used (0: never used).
 const FIRST: usize = 3;
+/// The sweep pass in progress (`epochs.rs`): its epoch, and how many of its chunks are
+/// claimed.
+const PASS: usize = 4;
+/// The pass whose chunks are being counted done, and how many are.
+const PASS_DONE: usize = 5;
 
 impl ExpiringBloomFilter {
     /// Options for a new filter: [`expire_after`](ExpiringBuilder::expire_after) and
@@ -157,113 +159,6 @@ impl ExpiringBloomFilter {
     #[inline(always)]
     fn stamp_lines(&self) -> &[Block] {
         &self.lines.blocks()[1..]
-    }
-
-    /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
-    /// used less the tolerated lag, whichever is later.
-    #[inline]
-    fn epoch_at(&self, t: SystemTime) -> Epoch {
-        self.epoch_at_nanos(nanos_since_1970(t))
-    }
-
-    /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
-    #[inline]
-    fn epoch_now(&self) -> Epoch {
-        self.epoch_at_nanos(wall_clock_nanos())
-    }
-
-    /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970.
-    #[inline]
-    fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
-        let newest = self.clock(NEWEST).load(Acquire);
-        if self.window.is_in(nanos, newest) {
-            return self.window.at(newest); // most calls: no division
-        }
-        let own = self.window.epoch_of_nanos(nanos);
-        if own <= newest {
-            return self
-                .window
-                .at(own.max(newest.saturating_sub(self.window.lag())));
-        }
-        self.advance(own)
-    }
-
-    /// Moves the newest epoch on to `n`, sweeping first where stamps could otherwise alias:
-    /// the newest epoch never gets `sweep_margin` epochs past the last sweep's, so that every
-    /// stamp in the filter reads unambiguously against it. The call that moves it sweeps
-    /// once per epoch.
-    #[cold]
-    fn advance(&self, n: u64) -> Epoch {
-        let mut swept = self.clock(SWEPT).load(Acquire);
-        if swept == 0 {
-            let _ = self
-                .clock(FIRST)
-                .compare_exchange(0, n + 1, Relaxed, Relaxed);
-            match self
-                .clock(SWEPT)
-                .compare_exchange(0, n + 1, AcqRel, Acquire)
-            {
-                // The filter's first advance: every call passes here before it writes a
-                // stamp, and the others' compare-exchanges fail after ours, so there is no
-                // stamp yet and nothing to sweep (a sweep would read every page of the new
-                // filter).
-                Ok(_) => {
-                    self.clock(NEWEST).fetch_max(n, AcqRel);
-                    return self.window.at(n);
-                }
-                Err(now) => swept = now,
-            }
-        }
-        let mut owed = false;
-        if n >= swept - 1 + self.window.sweep_margin() {
-            // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
-            // call can write `n`'s stamps.
-            self.sweep(n);
-            self.clock(SWEPT).fetch_max(n + 1, AcqRel);
-            owed = true;
-        }
-        // AcqRel: a call that reads this epoch also sees everything we did before.
-        if self.clock(NEWEST).fetch_max(n, AcqRel) < n && !owed {
-            self.sweep(n);
-            self.clock(SWEPT).fetch_max(n + 1, AcqRel);
-        }
-        self.window.at(n)
-    }
-
-    /// Clears every stamp that is dead for all callers once the newest epoch is `target`,
-    /// word by word (compare-exchange: a stamp written meanwhile is kept).
-    fn sweep(&self, target: u64) {
-        #[cfg(test)]
-        tests::SWEEPS.with(|n| n.set(n.get() + 1));
-        let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for
-        for b in self.stamp_lines() {
-            for w in b.words() {
-                let mut v = w.load(Acquire);
-                while v != 0 {
-                    // Read after the word: every stamp in it was written at most at this
-                    // epoch (a writer publishes its epoch before writing), and none is more
-                    // than 15 epochs older (the margin), so each reads unambiguously.
-                    let newest = self.clock(NEWEST).load(Acquire);
-                    let sweep = match rule {
-                        Some((n, sweep)) if n == newest => sweep,
-                        _ => {
-                            let ahead = target.saturating_sub(newest);
-                            let sweep = self.window.at(newest).sweep(ahead);
-                            rule = Some((newest, sweep));
-                            sweep
-                        }
-                    };
-                    let keep = sweep.swept(v);
-                    if keep == v {
-                        break;
-                    }
-                    match w.compare_exchange_weak(v, keep, AcqRel, Acquire) {
-                        Ok(_) => break,
-                        Err(now) => v = now,
-                    }
-                }
-            }
-        }
     }
 
     /// The stamp line of the key hashed to `h`.

@@ -1,5 +1,6 @@
 //! The five guarantees of [`ExpiringBloomFilter`], with injected times.
 
+use super::epochs::{CHUNK_BITS, CHUNK_LINES};
 use super::window::live_slots;
 use super::*;
 use std::sync::Barrier;
@@ -8,8 +9,8 @@ use std::time::UNIX_EPOCH;
 const DAY: Duration = Duration::from_secs(86_400);
 
 std::thread_local! {
-    /// Sweeps run on this thread (`ExpiringBloomFilter::sweep` counts them).
-    pub(super) static SWEEPS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// Stamp lines swept on this thread (`ExpiringBloomFilter::sweep` counts them).
+    pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
 
 fn filter(window: Duration, capacity: u64, fpr: f64) -> ExpiringBloomFilter {
@@ -214,13 +215,14 @@ fn the_sweep_keeps_what_a_caller_a_second_behind_may_still_read() {
 
 /// A new filter holds no stamp, so its first call sweeps nothing (a sweep reads every page:
 /// a new filter's first insert would touch all its memory, or pull all of its file into the
-/// page cache). The first call of each later epoch sweeps once, and one far ahead of the
-/// last sweep (an idle filter) sweeps before it writes.
+/// page cache). Each later epoch is swept once (this filter is one chunk: by its first
+/// call), and a call far ahead of the last sweep (an idle filter) sweeps before it writes.
 #[test]
 fn the_first_call_sweeps_nothing_and_each_later_epoch_once() {
     let f = filter(Duration::from_secs(8), 1000, 0.01);
+    assert!(f.num_lines() <= CHUNK_LINES as u64);
     let (t, e) = (t0(&f, 0), f.epoch());
-    let sweeps = || SWEEPS.with(|n| n.get());
+    let sweeps = || SWEPT_LINES.with(|n| n.get()) / f.num_lines();
     let before = sweeps();
     assert!(f.insert_if_absent_at("a", t));
     f.insert_at("b", t + e / 2);
@@ -241,6 +243,94 @@ fn the_first_call_sweeps_nothing_and_each_later_epoch_once() {
         "an idle filter sweeps once before it writes"
     );
     assert!(!f.contains_at("c", t + e * 40));
+}
+
+/// A filter of several chunks: the calls of a new epoch sweep one chunk each, none more,
+/// until the pass is done, which the last chunk's call records; then every stamp dead by
+/// that epoch is gone, and the calls sweep nothing more.
+#[test]
+fn each_epoch_is_swept_a_chunk_per_call() {
+    let f = filter(Duration::from_secs(8), 20_000, 0.01);
+    let (lines, chunk) = (f.num_lines(), CHUNK_LINES as u64);
+    let chunks = lines.div_ceil(chunk);
+    assert!(chunks >= 3, "{lines} lines");
+    let (t, e) = (t0(&f, 0), f.epoch());
+    let n = f.window().epoch_of(t);
+    let keys: Vec<u64> = (0..20_000).collect();
+    f.insert_many_at(&keys, t);
+    let swept = || SWEPT_LINES.with(|n| n.get());
+    let dead_at = t + e * 6; // older than 4 epochs and the lag: dead for every caller
+    for i in 1..=chunks {
+        let before = swept();
+        assert!(!f.contains_at(&u64::MAX, dead_at));
+        assert_eq!(
+            swept() - before,
+            chunk.min(lines - (i - 1) * chunk),
+            "call {i}"
+        );
+        let done = f.clock(SWEPT).load(Relaxed);
+        assert_eq!(done, if i < chunks { n + 1 } else { n + 7 }, "call {i}");
+    }
+    let before = swept();
+    assert!(!f.contains_at(&keys[0], dead_at));
+    assert_eq!(swept(), before, "the pass is done");
+    let words = f.stamp_lines().iter().flat_map(|b| b.words());
+    assert!(words.map(|w| w.load(Relaxed)).all(|v| v == 0));
+}
+
+/// A pass not done when the next epoch begins is finished first, and recorded; then the
+/// newest epoch's starts. Passes progress even where an epoch has too few calls for one.
+#[test]
+fn a_pass_left_by_its_epoch_is_finished_in_the_next() {
+    let f = filter(Duration::from_secs(8), 20_000, 0.01);
+    let chunks = f.num_lines().div_ceil(CHUNK_LINES as u64);
+    let (t, e) = (t0(&f, 0), f.epoch());
+    let n = f.window().epoch_of(t);
+    f.insert_at(&0u64, t);
+    assert!(f.contains_at(&0u64, t + e)); // epoch n + 1: the first chunk of its pass
+    for _ in 1..chunks {
+        assert!(f.contains_at(&0u64, t + e * 2)); // epoch n + 2: the rest of n + 1's
+    }
+    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 2, "n + 1's pass is done");
+    for _ in 0..chunks {
+        assert!(f.contains_at(&0u64, t + e * 2));
+    }
+    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 3, "then n + 2's");
+}
+
+/// A call that claims a chunk and dies before sweeping it (SIGKILL) leaves its pass never
+/// done; the next epoch's pass sweeps the whole filter again and is recorded.
+#[test]
+fn a_pass_with_a_chunk_never_swept_is_done_by_the_next_epoch() {
+    let f = filter(Duration::from_secs(8), 20_000, 0.01);
+    let lines = f.num_lines();
+    let chunks = lines.div_ceil(CHUNK_LINES as u64);
+    let (t, e) = (t0(&f, 0), f.epoch());
+    let n = f.window().epoch_of(t);
+    f.insert_at(&0u64, t);
+    // Epoch n + 1's first call moved the newest epoch, claimed the first chunk, and died.
+    f.clock(NEWEST).fetch_max(n + 1, Relaxed);
+    f.clock(PASS).store((n + 2) << CHUNK_BITS | 1, Relaxed);
+    let swept = || SWEPT_LINES.with(|n| n.get());
+    let before = swept();
+    for _ in 0..2 * chunks {
+        assert!(f.contains_at(&0u64, t + e));
+    }
+    assert_eq!(
+        swept() - before,
+        lines - CHUNK_LINES as u64,
+        "all but the dead chunk"
+    );
+    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 1, "the pass is not done");
+    for _ in 0..chunks {
+        assert!(f.contains_at(&0u64, t + e * 2));
+    }
+    assert_eq!(
+        f.clock(SWEPT).load(Relaxed),
+        n + 3,
+        "the next epoch's pass is"
+    );
+    assert_eq!(swept() - before, 2 * lines - CHUNK_LINES as u64);
 }
 
 #[test]

@@ -1,0 +1,207 @@
+//! The epoch each call works in, the filter's newest epoch, and the sweeps that clear dead
+//! stamps before their value comes round again (`window.rs` has the rule).
+//!
+//! Each newest epoch owes a *pass*: a sweep of the whole filter. It is done a chunk of
+//! [`CHUNK_LINES`] lines per call, by the calls that find a pass owed, so that no call
+//! stalls for the whole filter: the chunks are claimed from a cursor in the clock line
+//! ([`PASS`]), the finished ones counted in another word ([`PASS_DONE`]), and the call that
+//! finishes the last chunk records the pass in [`SWEPT`]. A pass not done when the next
+//! epoch begins is continued, then a new one starts for the newest epoch. A chunk whose call
+//! dies (SIGKILL) is never counted, so its pass is never recorded: the next epoch's pass
+//! covers it. Stamps that are dead but not yet cleared read as dead; they could come round
+//! as live only `sweep_margin` epochs after the last recorded pass, and no call moves the
+//! newest epoch that far without sweeping the whole filter first (an idle filter, a replay,
+//! passes that never complete).
+
+use super::window::{Epoch, Sweep};
+use super::{ExpiringBloomFilter, FIRST, NEWEST, PASS, PASS_DONE, SWEPT};
+use crate::block::Block;
+use crate::storage::{nanos_since_1970, wall_clock_nanos};
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+use std::time::SystemTime;
+
+/// Lines a call sweeps at most for its epoch's pass: 64 KiB, about 26 µs at the sweep's
+/// speed (docs/PERFORMANCE.md, "The sweep").
+pub(super) const CHUNK_LINES: usize = 1024;
+/// The low bits of the [`PASS`] and [`PASS_DONE`] words count chunks; the bits above hold
+/// the pass's epoch (below 2^37: epochs are at least 250 ms long).
+pub(super) const CHUNK_BITS: u32 = 24;
+const CHUNK_MASK: u64 = (1 << CHUNK_BITS) - 1;
+
+impl ExpiringBloomFilter {
+    /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
+    /// used less the tolerated lag, whichever is later.
+    #[inline]
+    pub(super) fn epoch_at(&self, t: SystemTime) -> Epoch {
+        self.epoch_at_nanos(nanos_since_1970(t))
+    }
+
+    /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
+    #[inline]
+    pub(super) fn epoch_now(&self) -> Epoch {
+        self.epoch_at_nanos(wall_clock_nanos())
+    }
+
+    /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970; a call in the newest
+    /// epoch sweeps a chunk of its pass while one is owed.
+    #[inline]
+    fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
+        let newest = self.clock(NEWEST).load(Acquire);
+        if self.window.is_in(nanos, newest) {
+            // Most calls: no division, and the pass of this epoch done (Relaxed: only a
+            // hint of whether to look at the pass; the pass's own words decide).
+            if self.clock(SWEPT).load(Relaxed) <= newest {
+                self.sweep_a_chunk(newest);
+            }
+            return self.window.at(newest);
+        }
+        let own = self.window.epoch_of_nanos(nanos);
+        if own <= newest {
+            return self
+                .window
+                .at(own.max(newest.saturating_sub(self.window.lag())));
+        }
+        self.advance(own)
+    }
+
+    /// Moves the newest epoch on to `n`, sweeping the whole filter first where stamps could
+    /// otherwise alias: the newest epoch never gets `sweep_margin` epochs past the last
+    /// completed pass's, so that every stamp in the filter reads unambiguously against it.
+    /// Otherwise `n`'s pass is owed, and this call sweeps its first chunk.
+    #[cold]
+    fn advance(&self, n: u64) -> Epoch {
+        let mut swept = self.clock(SWEPT).load(Acquire);
+        if swept == 0 {
+            let _ = self
+                .clock(FIRST)
+                .compare_exchange(0, n + 1, Relaxed, Relaxed);
+            match self
+                .clock(SWEPT)
+                .compare_exchange(0, n + 1, AcqRel, Acquire)
+            {
+                // The filter's first advance: every call passes here before it writes a
+                // stamp, and the others' compare-exchanges fail after ours, so there is no
+                // stamp yet and nothing to sweep (a sweep would read every page of the new
+                // filter).
+                Ok(_) => {
+                    self.clock(NEWEST).fetch_max(n, AcqRel);
+                    return self.window.at(n);
+                }
+                Err(now) => swept = now,
+            }
+        }
+        if n >= swept - 1 + self.window.sweep_margin() {
+            // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
+            // call can write `n`'s stamps.
+            self.sweep(self.stamp_lines(), n);
+            self.clock(SWEPT).fetch_max(n + 1, AcqRel);
+        }
+        // AcqRel: a call that reads this epoch also sees everything we did before.
+        self.clock(NEWEST).fetch_max(n, AcqRel);
+        if self.clock(SWEPT).load(Relaxed) <= n {
+            self.sweep_a_chunk(n);
+        }
+        self.window.at(n)
+    }
+
+    /// Lines per chunk: [`CHUNK_LINES`], or more where the chunks would not fit the count.
+    fn chunk_lines(&self) -> usize {
+        let lines = self.stamp_lines().len();
+        lines.div_ceil(CHUNK_MASK as usize).max(CHUNK_LINES)
+    }
+
+    /// Sweeps the next unclaimed chunk of the pass in progress, or, if its chunks are all
+    /// claimed (or a later sweep made it moot), of a new pass for the newest epoch
+    /// (`newest`, as this call read it); records the pass in [`SWEPT`] if that was its last
+    /// chunk to be done. Nothing if every chunk is claimed and no epoch is newer.
+    #[cold]
+    #[inline(never)]
+    fn sweep_a_chunk(&self, newest: u64) {
+        debug_assert!(newest + 1 < 1 << (64 - CHUNK_BITS));
+        let lines = self.chunk_lines();
+        let chunks = self.stamp_lines().len().div_ceil(lines) as u64;
+        let swept = self.clock(SWEPT).load(Acquire);
+        // A pass is its epoch + 1 in the words' high bits (0: none yet), like SWEPT.
+        let mut cur = self.clock(PASS).load(Acquire);
+        let (pass, chunk) = loop {
+            let (pass, claimed) = (cur >> CHUNK_BITS, cur & CHUNK_MASK);
+            let next = if pass > swept && claimed < chunks {
+                cur + 1 // the pass in progress, also if an epoch began since it did
+            } else if pass <= newest {
+                (newest + 1) << CHUNK_BITS | 1 // a new pass, claiming its first chunk
+            } else {
+                return;
+            };
+            match self
+                .clock(PASS)
+                .compare_exchange_weak(cur, next, AcqRel, Acquire)
+            {
+                Ok(_) => break (next >> CHUNK_BITS, (next & CHUNK_MASK) as usize - 1),
+                Err(now) => cur = now,
+            }
+        };
+        // Each word is swept for the newest epoch when it is read, at least the pass's.
+        let start = chunk * lines;
+        let end = (start + lines).min(self.stamp_lines().len());
+        self.sweep(&self.stamp_lines()[start..end], pass - 1);
+        // Count the chunk in its pass (AcqRel: the call that counts the last one has every
+        // chunk's sweep before it, through the chain of read-modify-writes, and publishes
+        // them with SWEPT). A newer pass being counted makes ours moot.
+        let mut done = self.clock(PASS_DONE).load(Acquire);
+        loop {
+            let next = match (done >> CHUNK_BITS).cmp(&pass) {
+                core::cmp::Ordering::Greater => return,
+                core::cmp::Ordering::Less => pass << CHUNK_BITS | 1,
+                core::cmp::Ordering::Equal => done + 1,
+            };
+            match self
+                .clock(PASS_DONE)
+                .compare_exchange_weak(done, next, AcqRel, Acquire)
+            {
+                Ok(_) => {
+                    if next & CHUNK_MASK == chunks {
+                        self.clock(SWEPT).fetch_max(pass, AcqRel);
+                    }
+                    return;
+                }
+                Err(now) => done = now,
+            }
+        }
+    }
+
+    /// Clears in `lines` every stamp that is dead for all callers once the newest epoch is
+    /// `target`, word by word (compare-exchange: a stamp written meanwhile is kept).
+    fn sweep(&self, lines: &[Block], target: u64) {
+        #[cfg(test)]
+        super::tests::SWEPT_LINES.with(|n| n.set(n.get() + lines.len() as u64));
+        let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for
+        for b in lines {
+            for w in b.words() {
+                let mut v = w.load(Acquire);
+                while v != 0 {
+                    // Read after the word: every stamp in it was written at most at this
+                    // epoch (a writer publishes its epoch before writing), and none is more
+                    // than 15 epochs older (the margin), so each reads unambiguously.
+                    let newest = self.clock(NEWEST).load(Acquire);
+                    let sweep = match rule {
+                        Some((n, sweep)) if n == newest => sweep,
+                        _ => {
+                            let ahead = target.saturating_sub(newest);
+                            let sweep = self.window.at(newest).sweep(ahead);
+                            rule = Some((newest, sweep));
+                            sweep
+                        }
+                    };
+                    let keep = sweep.swept(v);
+                    if keep == v {
+                        break;
+                    }
+                    match w.compare_exchange_weak(v, keep, AcqRel, Acquire) {
+                        Ok(_) => break,
+                        Err(now) => v = now,
+                    }
+                }
+            }
+        }
+    }
+}
