@@ -27,7 +27,9 @@
 //! An [`ExpiringBloomFilter`](crate::ExpiringBloomFilter)'s file or snapshot (flag
 //! [`EXPIRES`]) is a filter of `B` lines whose first line is its clock:
 //! word 0 the newest epoch any user has used, word 1 one more than the epoch of the last
-//! sweep (0: none yet), word 2 the window in nanoseconds, word 3 one more than the first epoch used (0: none), the rest 0. Its other lines hold
+//! sweep (0: none yet), word 2 the window in nanoseconds, word 3 one more than the first
+//! epoch used (0: none), words 4 and 5 the sweep in progress (one more than its epoch in the
+//! high 40 bits; the chunks claimed, and done, in the low 24), the rest 0. Its other lines hold
 //! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
 //!
 //! All integers little-endian.

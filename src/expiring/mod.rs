@@ -31,9 +31,10 @@ pub use window::ExpiryWindow;
 /// cache miss. An insert writes the current *epoch* (a quarter of the window) into the key's
 /// stamps; a key is present while all of its stamps are at most four epochs old. Stamps
 /// change by compare-exchange of one word (lock-free). Old stamps are cleared by a *sweep*
-/// over the filter, done once per epoch by whichever call first sees the epoch change: that
-/// one call reads the whole filter (about 0.4 s per GB; docs/PERFORMANCE.md, "The expiring
-/// filter against its goals").
+/// over the filter once per epoch, 64 KiB per call by the epoch's calls (about 26 µs each,
+/// 0.45 s per GB in all: docs/PERFORMANCE.md, "The expiring filter against its goals"); a
+/// call far ahead of the last sweep (an idle filter, a replay) sweeps the whole filter
+/// before it writes.
 ///
 /// ```
 /// use blockbloom::ExpiringBloomFilter;
