@@ -1,9 +1,12 @@
 //! Loom model checks of `ExpiringBloomFilter`'s "at most one winner" (its guarantee 4): racing
 //! `insert_if_absent_at` calls for one key, with clocks in the same epoch and a second apart
-//! (across an epoch change, whose sweep runs inside one of the racing calls).
+//! (across an epoch change, whose sweep runs inside one of the racing calls); and of an
+//! epoch's sweep split between calls, a chunk each (a line under loom), recorded only once
+//! every chunk is cleared.
 //!
-//! Run with `scripts/loom.sh` (see `tests/loom.rs` for what loom explores). The filter is one
-//! line of 128 stamps, and keys are chosen so that their stamps span two words or more.
+//! Run with `scripts/loom.sh` (see `tests/loom.rs` for what loom explores). The races' filter
+//! is one line of 128 stamps, and keys are chosen so that their stamps span two words or
+//! more.
 #![cfg(blockbloom_loom)]
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -115,5 +118,57 @@ fn same_key_race_with_a_third_key_sharing_words() {
         assert!(c.join().unwrap());
         assert_eq!(wins, 1);
         assert!(f.contains_at(&ks[0], at(1.0)) && f.contains_at(&ks[1], at(1.0)));
+    });
+}
+
+/// A sweep split between two calls of a new epoch, one chunk (a line, under loom) each,
+/// while a third thread reads the recorded sweep: whoever sees it recorded sees every dead
+/// stamp cleared, and after both calls it is recorded and the filter is empty.
+#[test]
+fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
+    loom::model(|| {
+        // A four-second window: epochs of 1 s, a lag of 1; a stamp is cleared at age 6.
+        let f = (1..64)
+            .map(|capacity| {
+                ExpiringBloomFilter::builder()
+                    .expire_after(Duration::from_secs(4))
+                    .capacity(capacity)
+                    .fpr(0.2)
+                    .seed(0xB10C_B100_5EED)
+                    .build()
+                    .unwrap()
+            })
+            .find(|f| f.num_lines() == 2)
+            .map(Arc::new)
+            .expect("a filter of two lines");
+        // Keys until each line holds stamps (few: every nonzero word is swept by a
+        // compare-exchange, each a point for loom to interleave).
+        for id in 0u64.. {
+            if f.__sweep_state()
+                .1
+                .chunks(8)
+                .all(|l| l.iter().any(|&w| w != 0))
+            {
+                break;
+            }
+            f.insert_at(&id, at(0.0));
+        }
+        let swept = f.__sweep_state().0;
+        let call = |t: SystemTime| {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.contains_at(&u64::MAX, t))
+        };
+        let (a, b) = (call(at(6.0)), call(at(6.5)));
+        let g = Arc::clone(&f);
+        let recorded = swept + 6; // one more than epoch 6's number
+        let c = thread::spawn(move || {
+            let (now, words) = g.__sweep_state();
+            assert!(now < recorded || words.iter().all(|&w| w == 0));
+        });
+        let _ = (a.join().unwrap(), b.join().unwrap());
+        c.join().unwrap();
+        let (now, words) = f.__sweep_state();
+        assert_eq!(now, recorded, "both chunks done: the sweep is recorded");
+        assert!(words.iter().all(|&w| w == 0));
     });
 }

@@ -21,8 +21,9 @@ use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
 use std::time::SystemTime;
 
 /// Lines a call sweeps at most for its epoch's pass: 64 KiB, about 26 µs at the sweep's
-/// speed (docs/PERFORMANCE.md, "The sweep").
-pub(super) const CHUNK_LINES: usize = 1024;
+/// speed (docs/PERFORMANCE.md, "The sweep"). One under loom, whose models race the calls
+/// that split a pass over a filter of a few lines.
+pub(super) const CHUNK_LINES: usize = if cfg!(blockbloom_loom) { 1 } else { 1024 };
 /// The low bits of the [`PASS`] and [`PASS_DONE`] words count chunks; the bits above hold
 /// the pass's epoch (below 2^37: epochs are at least 250 ms long).
 pub(super) const CHUNK_BITS: u32 = 24;

@@ -329,6 +329,16 @@ impl ExpiringBloomFilter {
         crate::counting::counter_mask(self.layout.hash(key), self.layout.num_hashes())
     }
 
+    /// Not public API: one more than the epoch of the last recorded sweep (Acquire), and
+    /// every stamp word (Relaxed), for the loom model of a sweep split between calls.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn __sweep_state(&self) -> (u64, Vec<u64>) {
+        let swept = self.clock(SWEPT).load(crate::sync::Ordering::Acquire);
+        let words = self.stamp_lines().iter().flat_map(|b| b.words());
+        (swept, words.map(|w| w.load(Relaxed)).collect())
+    }
+
     /// Bytes of memory the filter occupies.
     ///
     /// ```
