@@ -59,8 +59,9 @@ pub struct ExpiryWindow {
 /// A caller's epoch, reduced for reading and writing stamps.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Epoch {
-    /// The epoch number mod 15.
-    m: u64,
+    /// The stamp this epoch writes: its number mod 15, plus 1 (kept as such: the hot path
+    /// writes it).
+    stamp: u64,
     lag: u64,
     /// Bits `x` and `16 + x` set iff stamp `x` is live for this epoch ([`Epoch::is_live`]).
     live: u32,
@@ -86,7 +87,7 @@ impl ExpiryWindow {
         let mut tables = [(0, 0); STAMPS as usize];
         for (m, t) in tables.iter_mut().enumerate() {
             let e = Epoch {
-                m: m as u64,
+                stamp: m as u64 + 1,
                 lag,
                 live: 0,
                 ahead: 0,
@@ -193,7 +194,7 @@ impl ExpiryWindow {
         let m = n % STAMPS;
         let (live, ahead) = self.tables[m as usize];
         Epoch {
-            m,
+            stamp: m + 1,
             lag: self.lag,
             live,
             ahead,
@@ -205,17 +206,17 @@ impl Epoch {
     /// The stamp this epoch writes (1..=15).
     #[inline(always)]
     pub(crate) fn stamp(&self) -> u64 {
-        self.m + 1
+        self.stamp
     }
 
     /// Age of the nonzero stamp `x` in epochs, mod 15 (0..15).
     #[inline(always)]
     fn age(&self, x: u64) -> u64 {
-        let s = x - 1;
-        if self.m >= s {
-            self.m - s
+        let (s, m) = (x - 1, self.stamp - 1);
+        if m >= s {
+            m - s
         } else {
-            self.m + STAMPS - s
+            m + STAMPS - s
         }
     }
 
@@ -262,7 +263,7 @@ impl Epoch {
     /// `ahead` epochs later.
     pub(crate) fn sweep(&self, ahead: u64) -> Sweep {
         Sweep {
-            m16: (self.m + 16) * LANES,
+            m16: (self.stamp + 15) * LANES,
             above: (self.lag + GENERATIONS)
                 .checked_sub(ahead)
                 .map(|oldest| (127 - oldest) * LANES),
@@ -325,9 +326,10 @@ pub(crate) fn live_slots(v: u64, slots: u64, e: &Epoch) -> u64 {
 /// each of a key's slots, where a branch on the slot's state would be mispredicted.
 #[inline(always)]
 pub(crate) fn stamped(v: u64, shift: u32, e: &Epoch) -> u64 {
-    let write = !e.is_ahead(v >> shift);
-    let mask = (write as u64).wrapping_neg() & 15 << shift;
-    v ^ (v ^ e.stamp() << shift) & mask
+    let x = v >> shift; // the stamp, with the nibbles above it
+    let write = (!e.is_ahead(x) as u64).wrapping_neg();
+    // The bits that change the nibble to `e`'s stamp, shifted back into place.
+    v ^ ((x ^ e.stamp()) & 15 & write) << shift
 }
 
 #[cfg(test)]
@@ -393,8 +395,16 @@ mod tests {
                         "{secs}s, epoch {n}, stamp {x} under {above:x}"
                     );
                     let slots = 1u64 << 20;
-                    let v = x << 20;
-                    assert_eq!(live_slots(v, slots, &e) != 0, e.is_live_by_age(x));
+                    assert_eq!(live_slots(x << 20, slots, &e) != 0, e.is_live_by_age(x));
+                    // A write replaces the nibble unless it is ahead; the others stay.
+                    let v = above << 4 | x;
+                    let want = if e.is_ahead_by_age(x) {
+                        v
+                    } else {
+                        v & !15 | e.stamp()
+                    };
+                    assert_eq!(stamped(v, 0, &e), want, "{secs}s, epoch {n}, {v:x}");
+                    assert_eq!(stamped(v << 8 | 0xa5, 8, &e), want << 8 | 0xa5);
                 }
             }
         }
