@@ -144,8 +144,7 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
         // Keys until each line holds stamps (few: every nonzero word is swept by a
         // compare-exchange, each a point for loom to interleave).
         for id in 0u64.. {
-            if f.__sweep_state()
-                .1
+            if f.__stamp_words()
                 .chunks(8)
                 .all(|l| l.iter().any(|&w| w != 0))
             {
@@ -153,7 +152,7 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
             }
             f.insert_at(&id, at(0.0));
         }
-        let swept = f.__sweep_state().0;
+        let swept = f.__last_sweep();
         let call = |t: SystemTime| {
             let f = Arc::clone(&f);
             thread::spawn(move || f.contains_at(&u64::MAX, t))
@@ -162,13 +161,16 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
         let g = Arc::clone(&f);
         let recorded = swept + 6; // one more than epoch 6's number
         let c = thread::spawn(move || {
-            let (now, words) = g.__sweep_state();
-            assert!(now < recorded || words.iter().all(|&w| w == 0));
+            let now = g.__last_sweep();
+            assert!(now < recorded || g.__stamp_words().iter().all(|&w| w == 0));
         });
         let _ = (a.join().unwrap(), b.join().unwrap());
         c.join().unwrap();
-        let (now, words) = f.__sweep_state();
-        assert_eq!(now, recorded, "both chunks done: the sweep is recorded");
-        assert!(words.iter().all(|&w| w == 0));
+        assert_eq!(
+            f.__last_sweep(),
+            recorded,
+            "both chunks done: the sweep is recorded"
+        );
+        assert!(f.__stamp_words().iter().all(|&w| w == 0));
     });
 }

@@ -14,25 +14,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use blockbloom::ExpiringBloomFilter;
 
-/// Lines a call sweeps at most (the library's chunk).
-const CHUNK_LINES: u64 = 1024;
-
-/// The epoch's calls until its sweep is done, one thread: (first call, slowest call, all
-/// of them), in ms.
-fn time_pass(f: &ExpiringBloomFilter, t: SystemTime) -> (f64, f64, f64) {
-    let calls = f.num_lines().div_ceil(CHUNK_LINES);
-    let (mut first, mut slowest, mut total) = (0.0, 0.0f64, 0.0);
-    for i in 0..calls {
+/// The epoch's calls until its sweep is recorded, one thread: (first call, slowest call,
+/// all of them) in ms, and how many calls there were.
+fn time_pass(f: &ExpiringBloomFilter, t: SystemTime) -> (f64, f64, f64, u64) {
+    let done = f.window().epoch_of(t) + 1; // the sweep of `t`'s epoch, recorded
+    let (mut first, mut slowest, mut total, mut calls) = (0.0, 0.0f64, 0.0, 0);
+    while calls == 0 || f.__last_sweep() < done {
         let start = Instant::now();
-        std::hint::black_box(f.contains_at(&i, t));
+        std::hint::black_box(f.contains_at(&calls, t));
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        if i == 0 {
+        if calls == 0 {
             first = ms;
         }
         slowest = slowest.max(ms);
         total += ms;
+        calls += 1;
     }
-    (first, slowest, total)
+    (first, slowest, total, calls)
 }
 
 fn main() {
@@ -62,7 +60,7 @@ fn main() {
         for chunk in keys.chunks(1 << 16) {
             f.insert_many_at(chunk, t);
         }
-        let cell = |(first, slowest, total): (f64, f64, f64)| {
+        let cell = |(first, slowest, total, _): (f64, f64, f64, u64)| {
             format!("{first:.3} / {slowest:.3} / {total:.1}")
         };
         let (live, dead, zero) = (
@@ -73,7 +71,7 @@ fn main() {
         let mb = f.memory_bytes() as f64 / 1e6;
         println!(
             "| {capacity} | {mb:.0} | {} | {} | {} | {} | {:.1} |",
-            f.num_lines().div_ceil(CHUNK_LINES),
+            live.3,
             cell(live),
             cell(dead),
             cell(zero),

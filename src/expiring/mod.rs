@@ -329,14 +329,20 @@ impl ExpiringBloomFilter {
         crate::counting::counter_mask(self.layout.hash(key), self.layout.num_hashes())
     }
 
-    /// Not public API: one more than the epoch of the last recorded sweep (Acquire), and
-    /// every stamp word (Relaxed), for the loom model of a sweep split between calls.
+    /// Not public API: one more than the epoch of the last recorded sweep (Acquire; 0:
+    /// none), for the loom model of a sweep split between calls and the sweep's example.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
-    pub fn __sweep_state(&self) -> (u64, Vec<u64>) {
-        let swept = self.clock(SWEPT).load(crate::sync::Ordering::Acquire);
+    pub fn __last_sweep(&self) -> u64 {
+        self.clock(SWEPT).load(crate::sync::Ordering::Acquire)
+    }
+
+    /// Not public API: every stamp word (Relaxed), for the same loom model.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn __stamp_words(&self) -> Vec<u64> {
         let words = self.stamp_lines().iter().flat_map(|b| b.words());
-        (swept, words.map(|w| w.load(Relaxed)).collect())
+        words.map(|w| w.load(Relaxed)).collect()
     }
 
     /// Bytes of memory the filter occupies.
