@@ -18,6 +18,7 @@ use super::{ExpiringBloomFilter, FIRST, NEWEST, PASS, PASS_DONE, SWEPT};
 use crate::block::Block;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+use core::cmp::Ordering::{Equal, Greater, Less};
 use std::time::SystemTime;
 
 /// Lines a call sweeps at most for its epoch's pass: 64 KiB, about 26 µs at the sweep's
@@ -49,11 +50,8 @@ impl ExpiringBloomFilter {
     fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
         let newest = self.clock(NEWEST).load(Acquire);
         if self.window.is_in(nanos, newest) {
-            // Most calls: no division, and the pass of this epoch done (Relaxed: only a
-            // hint of whether to look at the pass; the pass's own words decide).
-            if self.clock(SWEPT).load(Relaxed) <= newest {
-                self.sweep_a_chunk(newest);
-            }
+            // Most calls: no division, and the pass of this epoch done.
+            self.sweep_if_owed(newest);
             return self.window.at(newest);
         }
         let own = self.window.epoch_of_nanos(nanos);
@@ -99,10 +97,17 @@ impl ExpiringBloomFilter {
         }
         // AcqRel: a call that reads this epoch also sees everything we did before.
         self.clock(NEWEST).fetch_max(n, AcqRel);
-        if self.clock(SWEPT).load(Relaxed) <= n {
-            self.sweep_a_chunk(n);
-        }
+        self.sweep_if_owed(n);
         self.window.at(n)
+    }
+
+    /// Sweeps a chunk if the pass of epoch `newest` is not recorded yet (Relaxed: only a
+    /// hint of whether to look at the pass; the pass's own words decide).
+    #[inline(always)]
+    fn sweep_if_owed(&self, newest: u64) {
+        if self.clock(SWEPT).load(Relaxed) <= newest {
+            self.sweep_a_chunk(newest);
+        }
     }
 
     /// Lines per chunk: [`CHUNK_LINES`], or more where the chunks would not fit the count.
@@ -151,9 +156,9 @@ impl ExpiringBloomFilter {
         let mut done = self.clock(PASS_DONE).load(Acquire);
         loop {
             let next = match (done >> CHUNK_BITS).cmp(&pass) {
-                core::cmp::Ordering::Greater => return,
-                core::cmp::Ordering::Less => pass << CHUNK_BITS | 1,
-                core::cmp::Ordering::Equal => done + 1,
+                Greater => return,
+                Less => pass << CHUNK_BITS | 1,
+                Equal => done + 1,
             };
             match self
                 .clock(PASS_DONE)
