@@ -2,7 +2,7 @@
 //! per 4 KiB page are in (when 98% of its pages are touched anyway), not before, so a
 //! sparsely used one still costs only the 4 KiB pages it touches; a dense snapshot asks as
 //! it is loaded, a file-backed filter asks too; a small one, or one built with
-//! `huge_pages(false)`, never asks. (Its own test binary, one test: the
+//! `huge_pages(false)`, never asks. An expiring filter in memory asks at construction. (Its own test binary, one test: the
 //! process's mappings are compared before and after.)
 
 #[cfg(target_os = "linux")]
@@ -151,4 +151,43 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
     // (Their mappings may have been merged with others: no mapping at all is advised.)
     assert!(mappings().iter().all(|m| !m.2), "a filter advised");
     assert!(opted_out.contains(&0u64) && small.contains(&0u64));
+    drop((opted_out, small));
+
+    // An expiring filter in memory is advised at construction (its default: at its capacity
+    // it touches every page within its first window), and its first keys land on huge
+    // pages; opted out, never.
+    let expiring = |huge: bool| {
+        blockbloom::ExpiringBloomFilter::builder()
+            .expire_after(std::time::Duration::from_secs(3600))
+            .capacity(1_000_000) // 11 MB
+            .seed(1)
+            .huge_pages(huge)
+            .build()
+            .unwrap()
+    };
+    let e = expiring(true);
+    let bytes = e.memory_bytes();
+    assert!(
+        mapping_of(bytes).2,
+        "an expiring filter not advised at construction"
+    );
+    for i in 0..100_000u64 {
+        assert!(e.insert_if_absent(&i));
+    }
+    let (_, huge, _) = mapping_of(bytes);
+    println!(
+        "expiring, {} MiB, 10^5 keys: {} MiB on huge pages",
+        bytes >> 20,
+        huge >> 10
+    );
+    assert!(huge > 0, "advised at construction, but no huge page");
+    drop(e);
+    let e = expiring(false);
+    for i in 0..100_000u64 {
+        assert!(e.insert_if_absent(&i));
+    }
+    assert!(
+        mappings().iter().all(|m| !m.2),
+        "an expiring filter advised when opted out"
+    );
 }

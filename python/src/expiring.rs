@@ -16,7 +16,11 @@ use crate::*;
 ///
 /// Sized for `capacity` distinct keys inserted per window at false-positive rate `fpr`;
 /// `expire_after` is seconds (a float, at least 1) or a `datetime.timedelta`; `seed` as for
-/// `BloomFilter`. About 11 bytes per key of the window at 1%. Bad parameters raise
+/// `BloomFilter`; `huge_pages`: by default (`None`, or `True`) 2 MiB pages on Linux from
+/// the first touch, as at its capacity the filter touches all its pages early in its first
+/// window; `False`: 4 KiB pages, for a filter sized far above its keys (Rust's
+/// `ExpiringBuilder::huge_pages`).
+/// About 11 bytes per key of the window at 1%. Bad parameters raise
 /// `ValueError`. The optional `at` of the key methods is the time of the call in seconds
 /// since 1970 (`time.time()`, the default): for replaying a log, and for tests.
 ///
@@ -76,19 +80,21 @@ impl ExpiringBloomFilter {
 impl ExpiringBloomFilter {
     #[new]
     #[pyo3(
-        signature = (capacity, fpr = 0.01, *, expire_after, seed = None),
-        text_signature = "(capacity, fpr=0.01, *, expire_after, seed=None)"
+        signature = (capacity, fpr = 0.01, *, expire_after, seed = None, huge_pages = None),
+        text_signature = "(capacity, fpr=0.01, *, expire_after, seed=None, huge_pages=None)"
     )]
     fn new(
         capacity: Unsigned<u64>,
         fpr: f64,
         expire_after: &Bound<'_, PyAny>,
         seed: Option<Unsigned<u128>>,
+        huge_pages: Option<bool>,
     ) -> PyResult<Self> {
         let mut b = blockbloom::ExpiringBloomFilter::builder()
             .expire_after(duration(expire_after)?)
             .capacity(capacity.0)
-            .fpr(fpr);
+            .fpr(fpr)
+            .huge_pages(huge_pages.unwrap_or(true));
         if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
         }

@@ -3,11 +3,12 @@
 import os
 import pickle
 import threading
+import time
 
 import pytest
 
 import blockbloom
-from blockbloom import BloomFilter, GrowableBloomFilter, SnapshotError
+from blockbloom import BloomFilter, ExpiringBloomFilter, GrowableBloomFilter, SnapshotError
 
 
 def urls(a, b):
@@ -172,6 +173,32 @@ def test_huge_pages_are_asked_for_the_filter_s_memory():
     assert huge.insert_if_absent_many(keys) == plain.insert_if_absent_many(keys)
     assert huge.to_bytes() == plain.to_bytes()
     del huge
+    assert huge_page_advised_kib() == before
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"),
+    reason="transparent huge pages are Linux's, and this kernel has none",
+)
+def test_an_expiring_filter_asks_for_huge_pages_unless_told_not_to():
+    """ExpiringBloomFilter's default (huge_pages=None, as True) marks its mapping
+    MADV_HUGEPAGE at construction; huge_pages=False does not; the answers are the same."""
+    before = huge_page_advised_kib()
+    small = ExpiringBloomFilter(1_000_000, 0.01, expire_after=3600, seed=9, huge_pages=False)
+    assert huge_page_advised_kib() == before
+    huge = ExpiringBloomFilter(1_000_000, 0.01, expire_after=3600, seed=9)
+    assert huge.memory_bytes >= 2 << 20
+    new = list(huge_page_advised_kib())
+    for s in before:
+        new.remove(s)
+    assert new == [-(-huge.memory_bytes // 4096) * 4]  # whole 4 KiB pages
+    keys, t = urls(0, 20_000), time.time()
+    assert huge.insert_if_absent_many(keys, at=t) == small.insert_if_absent_many(keys, at=t)
+    assert huge.to_bytes() == small.to_bytes()
+    explicit = ExpiringBloomFilter(1_000_000, 0.01, expire_after=3600, seed=9, huge_pages=True)
+    # (Two advised mappings side by side may be merged into one.)
+    assert sum(huge_page_advised_kib()) == sum(before) + 2 * new[0]
+    del huge, explicit
     assert huge_page_advised_kib() == before
 
 

@@ -13,9 +13,11 @@
 //! live at once (guarantee 3: keys bunched at the two ends of a window), before any
 //! information about their ages: its batches' time and its bytes per key of the window.
 //! Beside the batches, the plain filter's batches in as many bytes as the expiring filter:
-//! what the expiring filter's footprint alone costs. Then the coarse clock's
-//! lag, and the least memory of a one-line filter of quotiented fingerprints with generation
-//! tags.
+//! what the expiring filter's footprint alone costs; the plain filter's batches with
+//! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
+//! batches over them); and the expiring filter's batches on 4 KiB pages
+//! (`huge_pages(false)`). Then the coarse clock's lag, and the least memory of a one-line
+//! filter of quotiented fingerprints with generation tags.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring [-- [--crawl] REPS CAPACITY...]
@@ -87,10 +89,16 @@ fn batch_loop<'a>(f: &dyn Filter<&'a str>, links: &[&'a str]) -> usize {
 }
 
 fn expiring(capacity: u64) -> ExpiringBloomFilter {
+    expiring_pages(capacity, true)
+}
+
+/// With huge pages from the start (the default) or 4 KiB pages.
+fn expiring_pages(capacity: u64, huge_pages: bool) -> ExpiringBloomFilter {
     ExpiringBloomFilter::builder()
         .expire_after(Duration::from_secs(30 * 86_400))
         .capacity(capacity)
         .fpr(0.01)
+        .huge_pages(huge_pages)
         .build()
         .expect("valid parameters")
 }
@@ -109,8 +117,8 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for capacity in capacities {
         let (ids, _) = if crawl {
             crawl_stream((capacity as f64 / 0.03) as usize, 0.03, 42)
@@ -129,6 +137,7 @@ fn main() {
         let (mut floor, mut coarse) = (vec![], vec![]);
         let (mut plain_batch, mut exp_batch) = (vec![], vec![]);
         let (mut plain2_batch, mut plain_as_exp_batch) = (vec![], vec![]);
+        let (mut plain_huge_batch, mut exp_small_batch) = (vec![], vec![]);
         let (mut bp, mut be) = (0.0, 0.0);
         for _ in 0..reps {
             let f = BloomFilter::with_capacity(capacity, 0.01).unwrap();
@@ -156,21 +165,31 @@ fn main() {
             exp_at.push(per_call(&mut || {
                 black_box(expiring_at_loop(&e, &links, t));
             }));
-            // The plain filter's batches in a filter sized for `keys`.
-            let plain_batches = |keys: u64| {
-                let g = BloomFilter::with_capacity(keys, 0.01).unwrap();
+            // The plain filter's batches in a filter sized for `keys`, with huge pages by
+            // default (once dense) or from the start.
+            let plain_batches = |keys: u64, huge: Option<bool>| {
+                let mut b = BloomFilter::builder().capacity(keys).fpr(0.01);
+                if let Some(on) = huge {
+                    b = b.huge_pages(on);
+                }
+                let g = b.build().unwrap();
                 per_call(&mut || {
                     black_box(batch_loop(&g, &strs));
                 })
             };
-            plain_batch.push(plain_batches(capacity));
-            plain2_batch.push(plain_batches(2 * capacity));
+            plain_batch.push(plain_batches(capacity, None));
+            plain2_batch.push(plain_batches(2 * capacity, None));
             // As many bytes as the expiring filter: what its footprint alone costs.
-            plain_as_exp_batch.push(plain_batches((be / bp * capacity as f64) as u64));
-            let e = expiring(capacity);
-            exp_batch.push(per_call(&mut || {
-                black_box(batch_loop(&e, &strs));
-            }));
+            plain_as_exp_batch.push(plain_batches((be / bp * capacity as f64) as u64, None));
+            plain_huge_batch.push(plain_batches(capacity, Some(true)));
+            let expiring_batches = |huge: bool| {
+                let e = expiring_pages(capacity, huge);
+                per_call(&mut || {
+                    black_box(batch_loop(&e, &strs));
+                })
+            };
+            exp_batch.push(expiring_batches(true));
+            exp_small_batch.push(expiring_batches(false));
             clock.push(per_call(&mut || {
                 for _ in 0..links.len() {
                     black_box(SystemTime::now());
@@ -181,17 +200,20 @@ fn main() {
         let (pb, eb, c) = (median(plain_batch), median(exp_batch), median(clock));
         let (fl, fc, pb2) = (median(floor), median(coarse), median(plain2_batch));
         let pbe = median(plain_as_exp_batch);
+        let (pbh, ebs) = (median(plain_huge_batch), median(exp_small_batch));
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
             eb / pb,
             pb2 / pb,
             pbe / pb,
+            eb / pbh,
+            ebs / pb,
             fl / p,
             fc / p,
         );

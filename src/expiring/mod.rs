@@ -16,7 +16,7 @@ use std::time::SystemTime;
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::storage::Blocks;
+use crate::storage::{Blocks, HugePages};
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 use crate::BloomFilter;
 
@@ -126,11 +126,12 @@ impl ExpiringBloomFilter {
         capacity: u64,
         fpr: f64,
         seed: u128,
+        huge: HugePages,
     ) -> Result<Self, Error> {
         let s = sizing(capacity, fpr)?;
         let len =
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
-        let blocks = Blocks::zeroed(len)?;
+        let blocks = Blocks::zeroed_with(len, huge)?;
         blocks[0].words()[WINDOW].store(window.nanos(), Relaxed);
         let layout = Layout::from_validated(seed, s.blocks + 1, s.hashes, 512);
         Ok(Self::from_lines(

@@ -148,7 +148,7 @@ class CountingBloomFilter:
 @final
 class ExpiringBloomFilter:
     def __new__(
-        cls, capacity: int, fpr: float = 0.01, *, expire_after: _Seconds, seed: Optional[int] = None
+        cls, capacity: int, fpr: float = 0.01, *, expire_after: _Seconds, seed: Optional[int] = None, huge_pages: Optional[bool] = None
     ) -> ExpiringBloomFilter: ...
     @staticmethod
     def open_file(
