@@ -72,17 +72,18 @@ impl ExpiringBuilder {
         self
     }
 
-    /// Transparent huge pages for a filter in memory (Linux; ignored elsewhere and for
-    /// [`open_file`](Self::open_file)). By default (`true`) a filter of 2 MiB or more is
+    /// Transparent huge pages for a filter in memory (Linux; ignored elsewhere; a file of
+    /// [`open_file`](Self::open_file) is advised once dense, as every file-backed filter's
+    /// mapping). By default (`true`) a filter of 2 MiB or more is
     /// advised `MADV_HUGEPAGE` at construction, so each 2 MiB region is committed at its
     /// first touch. At its `capacity` an expiring filter gets about 377 new keys per 4 KiB
     /// page per window, so 97% of its pages are touched within the first 1% of its first
     /// window anyway; its first fill then skips the 4 KiB faults and the later copy into
     /// huge pages that [`BloomFilter`](crate::BloomFilter)'s default (huge pages once
-    /// dense) spends, 10–12% of the batched calls' time over a fill of twice its capacity
-    /// at 10^6 and 10^7 keys (docs/PERFORMANCE.md, "The expiring filter against its
-    /// goals"). `false` keeps 4 KiB pages: for a filter sized a hundred times or more
-    /// above the keys it will get, which would otherwise commit 2 MiB per key at first.
+    /// dense) spends: 9–11% of the batched calls' time in a fill of twice its capacity at
+    /// 10^6 and 10^7 keys (docs/PERFORMANCE.md, "The expiring filter against its goals").
+    /// `false` keeps 4 KiB pages: for a filter sized a hundred times or more above the
+    /// keys it will get, where each sparse key would commit a 2 MiB region.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;

@@ -87,7 +87,8 @@ pub use window::ExpiryWindow;
 ///
 /// **Memory**: two times a [`CountingBloomFilter`](crate::CountingBloomFilter) of
 /// `capacity` keys (4-bit stamps in place of bits, sized for twice the keys): about 11 bytes
-/// per key of the window at 1%.
+/// per key of the window at 1%, in memory on huge pages from the first touch by default
+/// ([`ExpiringBuilder::huge_pages`]).
 pub struct ExpiringBloomFilter {
     /// Line 0 is the clock (the words below), shared by every user, also of a file; lines
     /// 1.. hold the stamps. In memory or a file (its format: `format.rs`).
