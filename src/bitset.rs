@@ -8,7 +8,7 @@ use crate::block::{or_into, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
 use crate::format::BITSET_MAGIC;
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
-use crate::storage::Blocks;
+use crate::storage::{Blocks, HugePages};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -275,7 +275,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
-        let (h, blocks) = read_snapshot(input, BITSET_MAGIC, 0, |h| {
+        let (h, blocks) = read_snapshot(input, BITSET_MAGIC, 0, HugePages::WhenDense, |h| {
             if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 || h.block_bits != 512 {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }

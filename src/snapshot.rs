@@ -13,7 +13,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::format::{EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, IN_USE, MAGIC};
-use crate::storage::{byte_size, Blocks};
+use crate::storage::{byte_size, Blocks, HugePages};
 use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
 const CHUNK_BLOCKS: usize = 1024;
@@ -177,11 +177,13 @@ pub(crate) fn write_snapshot<W: Write>(
 /// Reads a snapshot with magic `magic` and the kind's flags `kind` (0, or [`EXPIRES`]):
 /// checks the magic, version and flags field, lets
 /// `validate` check the other header fields *before* anything is allocated, then streams the
-/// blocks into a lazily zeroed allocation and checks the checksum and the end of input.
+/// blocks into a lazily zeroed allocation with huge pages as `huge` says, and checks the
+/// checksum and the end of input.
 pub(crate) fn read_snapshot<R: Read>(
     mut input: R,
     magic: [u8; 8],
     kind: u16,
+    huge: HugePages,
     validate: impl FnOnce(&Header) -> Result<(), Error>,
 ) -> Result<(Header, Blocks), Error> {
     let mut digest = Xxh3::new();
@@ -219,7 +221,7 @@ pub(crate) fn read_snapshot<R: Read>(
     byte_size(len)?;
     digest.update(&header);
 
-    let blocks = Blocks::zeroed(len)?;
+    let blocks = Blocks::zeroed_with(len, huge)?;
     let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
     let mut written = 0u64;
     for chunk in blocks.chunks(CHUNK_BLOCKS) {
@@ -233,7 +235,8 @@ pub(crate) fn read_snapshot<R: Read>(
             written += block.store_le_bytes(b) as u64;
         }
     }
-    // A dense snapshot gets huge pages as a filter filled in memory would (huge.rs).
+    // A dense snapshot gets huge pages as a filter filled in memory would (huge.rs), by
+    // default once dense.
     blocks.count_loaded_blocks(written);
     let mut stored = [0u8; 8];
     input
@@ -340,7 +343,8 @@ impl BloomFilter {
     /// assert_eq!(BloomFilter::read_from(&[0u8; 100][..]).unwrap_err(), Error::BadMagic);
     /// ```
     pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
-        let (h, blocks) = read_snapshot(input, MAGIC, 0, Header::check_filter)?;
+        let (h, blocks) =
+            read_snapshot(input, MAGIC, 0, HugePages::WhenDense, Header::check_filter)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
         Ok(BloomFilter::from_parts(
             blocks,

@@ -2,7 +2,8 @@
 //! per 4 KiB page are in (when 98% of its pages are touched anyway), not before, so a
 //! sparsely used one still costs only the 4 KiB pages it touches; a dense snapshot asks as
 //! it is loaded, a file-backed filter asks too; a small one, or one built with
-//! `huge_pages(false)`, never asks. An expiring filter in memory asks at construction. (Its own test binary, one test: the
+//! `huge_pages(false)`, never asks. An expiring filter in memory asks at construction, and as
+//! its snapshot is loaded. (Its own test binary, one test: the
 //! process's mappings are compared before and after.)
 
 #[cfg(target_os = "linux")]
@@ -181,7 +182,19 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         huge >> 10
     );
     assert!(huge > 0, "advised at construction, but no huge page");
+    // Its snapshot, loaded, likewise.
+    let dir = blockbloom_workload::procs::temp_dir("huge-expiring");
+    e.save(dir.join("seen.snapshot")).unwrap();
     drop(e);
+    let loaded = blockbloom::ExpiringBloomFilter::load(dir.join("seen.snapshot")).unwrap();
+    let (_, huge, advised) = mapping_of(bytes);
+    assert!(
+        advised && huge > 0,
+        "an expiring snapshot loaded on 4 KiB pages"
+    );
+    assert!((0..100_000u64).all(|i| loaded.contains(&i)));
+    drop(loaded);
+    std::fs::remove_dir_all(&dir).unwrap();
     let e = expiring(false);
     for i in 0..100_000u64 {
         assert!(e.insert_if_absent(&i));

@@ -75,8 +75,8 @@ impl ExpiringBuilder {
     /// Transparent huge pages for a filter in memory (Linux; ignored elsewhere; a file of
     /// [`open_file`](Self::open_file) is advised once dense, as every file-backed filter's
     /// mapping). By default (`true`) a filter of 2 MiB or more is
-    /// advised `MADV_HUGEPAGE` at construction, so each 2 MiB region is committed at its
-    /// first touch. At its `capacity` an expiring filter gets about 377 new keys per 4 KiB
+    /// advised `MADV_HUGEPAGE` at construction (as is one read from a snapshot), so each
+    /// 2 MiB region is committed at its first touch. At its `capacity` an expiring filter gets about 377 new keys per 4 KiB
     /// page per window, so 97% of its pages are touched within the first 1% of its first
     /// window anyway; its first fill then skips the 4 KiB faults and the later copy into
     /// huge pages that [`BloomFilter`](crate::BloomFilter)'s default (huge pages once
@@ -111,7 +111,7 @@ impl ExpiringBuilder {
     pub fn build(self) -> Result<ExpiringBloomFilter, Error> {
         let huge = match self.huge_pages {
             Some(false) => HugePages::Never,
-            _ => HugePages::Now,
+            _ => super::IN_MEMORY_PAGES,
         };
         let p = self.checked()?;
         let seed = p.seed.unwrap_or_else(random_seed);

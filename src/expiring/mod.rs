@@ -99,6 +99,11 @@ pub struct ExpiringBloomFilter {
     window: ExpiryWindow,
 }
 
+/// Huge pages for a filter in memory, built or loaded, unless the builder opts out: at its
+/// capacity the filter touches nearly every page early in its first window
+/// ([`ExpiringBuilder::huge_pages`]).
+const IN_MEMORY_PAGES: HugePages = HugePages::Now;
+
 /// The clock line's words: the newest epoch any call has used (fetch_max).
 const NEWEST: usize = 0;
 /// 1 + the epoch of the last completed sweep (0: none needed yet, the filter is empty).

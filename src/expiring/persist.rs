@@ -11,7 +11,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::window::ExpiryWindow;
-use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, WINDOW};
+use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, IN_MEMORY_PAGES, WINDOW};
 use crate::error::Error;
 use crate::format::{EXPIRES, MAGIC};
 use crate::layout::Layout;
@@ -206,7 +206,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<ExpiringBloomFilter, Error> {
-        let (h, blocks) = read_snapshot(input, MAGIC, EXPIRES, check_header)?;
+        let (h, blocks) = read_snapshot(input, MAGIC, EXPIRES, IN_MEMORY_PAGES, check_header)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
         let lines = BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
         with_window(lines, None)
