@@ -235,8 +235,8 @@ pub(crate) fn read_snapshot<R: Read>(
             written += block.store_le_bytes(b) as u64;
         }
     }
-    // A dense snapshot gets huge pages as a filter filled in memory would (huge.rs), by
-    // default once dense.
+    // Huge pages as `huge` says; by default a dense snapshot gets them as a filter filled in
+    // memory would (huge.rs).
     blocks.count_loaded_blocks(written);
     let mut stored = [0u8; 8];
     input

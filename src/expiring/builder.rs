@@ -74,16 +74,17 @@ impl ExpiringBuilder {
 
     /// Transparent huge pages for a filter in memory (Linux; ignored elsewhere; a file of
     /// [`open_file`](Self::open_file) is advised once dense, as every file-backed filter's
-    /// mapping). By default (`true`) a filter of 2 MiB or more is
-    /// advised `MADV_HUGEPAGE` at construction (as is one read from a snapshot), so each
-    /// 2 MiB region is committed at its first touch. At its `capacity` an expiring filter gets about 377 new keys per 4 KiB
-    /// page per window, so 97% of its pages are touched within the first 1% of its first
-    /// window anyway; its first fill then skips the 4 KiB faults and the later copy into
-    /// huge pages that [`BloomFilter`](crate::BloomFilter)'s default (huge pages once
-    /// dense) spends: 9–11% of the batched calls' time in a fill of twice its capacity at
-    /// 10^6 and 10^7 keys (docs/PERFORMANCE.md, "The expiring filter against its goals").
-    /// `false` keeps 4 KiB pages: for a filter sized a hundred times or more above the
-    /// keys it will get, where each sparse key would commit a 2 MiB region.
+    /// mapping). By default (`true`) a filter of 2 MiB or more is advised `MADV_HUGEPAGE`
+    /// at construction (as is one read from a snapshot), so each 2 MiB region is
+    /// committed at its first touch. At its `capacity` an expiring filter gets about 377
+    /// new keys per 4 KiB page per window, so 97% of its pages are touched within the
+    /// first 1% of its first window anyway; its first fill then skips the 4 KiB faults and
+    /// the later copy into huge pages that [`BloomFilter`](crate::BloomFilter)'s default
+    /// (huge pages once dense) spends: 9–11% of the batched calls' time in a fill of twice
+    /// its capacity at 10^6 and 10^7 keys (docs/PERFORMANCE.md, "The expiring filter
+    /// against its goals"). `false` keeps 4 KiB pages: for a filter sized a hundred times
+    /// or more above the keys it will get, where each sparse key would commit a 2 MiB
+    /// region.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;
