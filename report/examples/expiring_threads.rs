@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use blockbloom::{BloomFilter, ExpiringBloomFilter};
+use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
 use blockbloom_workload::{dup_stream, url};
 
 /// Runs `op` on batches of `keys` from `threads` threads, each looping over its own part of
@@ -50,6 +50,24 @@ fn throughput(keys: &[&str], threads: usize, secs: f64, op: &(dyn Fn(&[&str]) + 
         stop.store(true, Relaxed);
     });
     done.load(Relaxed) as f64 / t.elapsed().as_secs_f64() / 1e6
+}
+
+/// [`throughput`] of `insert_if_absent` on `f`, one call at a time or in batches.
+fn call_rate<F>(keys: &[&str], threads: usize, secs: f64, f: &F, batched: bool) -> f64
+where
+    F: for<'k> Filter<&'k str> + Sync,
+{
+    if batched {
+        throughput(keys, threads, secs, &|b| {
+            let mut out = [false; 1024];
+            f.insert_if_absent_many(b, &mut out[..b.len()]);
+            black_box(out);
+        })
+    } else {
+        throughput(keys, threads, secs, &|b| {
+            b.iter().for_each(|k| _ = black_box(f.insert_if_absent(k)))
+        })
+    }
 }
 
 fn expiring(capacity: u64, window: Duration) -> ExpiringBloomFilter {
@@ -83,30 +101,13 @@ fn main() {
         let mut cells: Vec<f64> = vec![];
         let mut passes = vec![];
         for batched in [false, true] {
-            let run = |insert: &(dyn Fn(&[&str]) + Sync)| throughput(&keys, t, secs, insert);
             let p = BloomFilter::with_capacity(capacity, 0.01).unwrap();
-            cells.push(if batched {
-                run(&|b| {
-                    let mut out = [false; 1024];
-                    p.insert_if_absent_many(b, &mut out[..b.len()]);
-                    black_box(out);
-                })
-            } else {
-                run(&|b| b.iter().for_each(|k| _ = black_box(p.insert_if_absent(k))))
-            });
+            cells.push(call_rate(&keys, t, secs, &p, batched));
             for window in [day30, second] {
                 let e = expiring(capacity, window);
                 e.insert("warm-up"); // the first epoch: recorded as swept, nothing to sweep
                 let first = e.__last_sweep();
-                cells.push(if batched {
-                    run(&|b| {
-                        let mut out = [false; 1024];
-                        e.insert_if_absent_many(b, &mut out[..b.len()]);
-                        black_box(out);
-                    })
-                } else {
-                    run(&|b| b.iter().for_each(|k| _ = black_box(e.insert_if_absent(k))))
-                });
+                cells.push(call_rate(&keys, t, secs, &e, batched));
                 if window == second {
                     passes.push(e.__last_sweep().saturating_sub(first));
                 }
