@@ -263,6 +263,8 @@ impl AtomicBitSet {
             capacity: self.universe,
             fpr_bits: 0,
             block_bits: 512,
+            window_nanos: 0,
+            key_format: 0,
         };
         write_snapshot(out, &h, 0, &self.blocks)
     }
@@ -276,7 +278,14 @@ impl AtomicBitSet {
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
         let (h, blocks) = read_snapshot(input, BITSET_MAGIC, 0, HugePages::WhenDense, |h| {
-            if h.hash_id != 0 || h.seed != 0 || h.k != 0 || h.fpr_bits != 0 || h.block_bits != 512 {
+            if h.hash_id != 0
+                || h.seed != 0
+                || h.k != 0
+                || h.fpr_bits != 0
+                || h.block_bits != 512
+                || h.window_nanos != 0
+                || h.key_format != 0
+            {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }
             if h.capacity == 0 || h.capacity.div_ceil(BLOCK_BITS) != h.nblocks {

@@ -47,6 +47,8 @@ pub struct Builder {
     pub(crate) hashes: Option<u32>,
     pub(crate) huge_pages: Option<bool>,
     pub(crate) block_bits: Option<u32>,
+    pub(crate) key_format: Option<u64>,
+    pub(crate) verification: crate::Verification,
 }
 
 impl Builder {
@@ -134,6 +136,50 @@ impl Builder {
         self
     }
 
+    /// Records how the keys are made from their input (a number of the application's:
+    /// the command line records its `--canonical-urls` options), in the filter's snapshots
+    /// and files. A file opened with a key format fixed here must have that one
+    /// ([`Error::Conflict`] with `what` `"key format"`): keys made another way would all
+    /// look new. Without it, a new filter has key format 0 and a file keeps its own.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Error};
+    /// # let dir = std::env::temp_dir().join(format!("bb-key-format-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("canonical.bloom");
+    /// let f = BloomFilter::builder().capacity(1000).key_format(1).open_file(&path)?;
+    /// assert_eq!(f.key_format(), 1);
+    /// drop(f);
+    /// let raw = BloomFilter::builder().capacity(1000).key_format(0).open_file(&path);
+    /// assert!(matches!(raw, Err(Error::Conflict { what: "key format", .. })));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn key_format(mut self, key_format: u64) -> Self {
+        self.key_format = Some(key_format);
+        self
+    }
+
+    /// What [`open_file`](Self::open_file) checks of an existing file: by default
+    /// ([`Verification::Full`](crate::Verification::Full)) the header and, in a cleanly
+    /// closed file, every line against the checksum; `HeaderOnly` skips the lines.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Verification};
+    /// # let dir = std::env::temp_dir().join(format!("bb-builder-verify-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let open = || BloomFilter::builder().capacity(1000).verification(Verification::HeaderOnly)
+    ///     .open_file(dir.join("s.bloom"));
+    /// drop(open()?);
+    /// assert!(open()?.is_file_backed());
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn verification(mut self, verification: crate::Verification) -> Self {
+        self.verification = verification;
+        self
+    }
+
     /// Allocates the filter (zeroed lazily by the OS: O(1) whatever its size).
     ///
     /// # Errors
@@ -149,11 +195,13 @@ impl Builder {
         let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
-        Ok(BloomFilter::from_parts(
+        let mut f = BloomFilter::from_parts(
             Blocks::zeroed_with(len, HugePages::from_choice(self.huge_pages))?,
             Layout::from_validated(seed, s.blocks, s.hashes, block_bits),
             capacity,
             s.target_fpr,
-        ))
+        );
+        f.key_format = self.key_format.unwrap_or(0);
+        Ok(f)
     }
 }

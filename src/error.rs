@@ -82,6 +82,14 @@ pub enum Error {
         /// Checksum of the bytes read.
         computed: u64,
     },
+    /// The header's own checksum does not match its fields: one of them (the seed, a size,
+    /// the window…) is damaged, so none of them can be trusted.
+    HeaderChecksumMismatch {
+        /// Checksum stored in the header.
+        stored: u64,
+        /// Checksum of the header's bytes.
+        computed: u64,
+    },
     /// A snapshot header field is out of range, or the file is longer than its header says.
     InvalidSnapshot(&'static str),
     /// The file is open in a file-backed filter (or its last user did not close it), so its
@@ -176,7 +184,13 @@ impl fmt::Display for Error {
             Error::Truncated => f.write_str("snapshot is truncated"),
             Error::ChecksumMismatch { stored, computed } => write!(
                 f,
-                "snapshot checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt"
+                "checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file \
+                 is damaged, so it is not used"
+            ),
+            Error::HeaderChecksumMismatch { stored, computed } => write!(
+                f,
+                "header checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the \
+                 file's parameters are damaged, so the file is not used"
             ),
             Error::InvalidSnapshot(why) => write!(f, "invalid snapshot: {why}"),
             Error::InUse => f.write_str(

@@ -8,14 +8,19 @@
 //!   the path, the file is extended to its full size (sparse: O(1) whatever the size),
 //!   synced, and hard-linked to the path — which fails if another process got there first,
 //!   in which case its file is used. So the path only ever holds a complete header.
-//! * **Open**: a shared `flock` for as long as the filter lives; the header is checked
-//!   (magic, version, hash, ranges, and the file's length against it); the flag
-//!   [`IN_USE`] is set in the header (and synced) so that snapshot readers refuse the file
-//!   while its checksum is not current; then the whole file is mapped. Nothing is read
-//!   beyond the header: O(1).
+//! * **Open**: the header is checked (magic, version, its checksum, ranges, and the file's
+//!   length against it) before anything else is done with the file. An opener that can
+//!   take an exclusive `flock` is the file's only user: if its last user closed it (flag
+//!   [`IN_USE`] clear), the lines are checked against the checksum after them
+//!   ([`Verification::Full`], the default: the whole file read once), then the flag is set
+//!   (and synced) so that snapshot readers refuse the file while its checksum is not
+//!   current, and the lock turns shared. An opener that finds other users takes a shared
+//!   lock and finds the flag set. The shared lock is held for as long as the filter lives.
+//!   A file that fails a check is refused as it was: nothing is written to it.
 //! * **Close** (drop, or [`BloomFilter::close`]): the mapping is flushed (`msync`); if no
-//!   other handle has the file open (an exclusive `flock` can be had), the checksum of
-//!   header and blocks is written after the blocks and the flag cleared: the file is then
+//!   other handle has the file open (an exclusive `flock` can be had), the header is checked
+//!   again (a header damaged while in use is never sealed over), the checksum of header and
+//!   blocks is written after the blocks and the flag cleared: the file is then
 //!   an ordinary snapshot (`load`, `blockbloom stats`, `merge` read it). Computing the
 //!   checksum reads the whole file once.
 
@@ -28,11 +33,13 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::{CHECKSUM_BYTES, EXPIRES, GROWS, HEADER_BYTES, IN_USE, MAGIC, TRAILER_BYTES};
+use crate::format::{
+    CHECKSUM_BYTES, EXPIRES, GROWS, HEADER_BYTES, IN_USE, LEGACY_HEADER_BYTES, MAGIC, TRAILER_BYTES,
+};
 use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
-use crate::snapshot::{for_block_bytes, Header};
+use crate::snapshot::{for_block_bytes, Header, Verification};
 use crate::storage::{reserve, Blocks, FileLock};
 use crate::sync::AtomicU64;
 use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
@@ -84,6 +91,24 @@ pub(crate) struct FileState {
     lock: FileLock,
     file: File,
     kind: FileKind,
+    /// How the file was found when it was opened.
+    pub(crate) found: FileCondition,
+}
+
+/// How an open found a filter's file: what `blockbloom stats` reports of a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileCondition {
+    /// Its last user closed it: its checksum was current (and was checked against the lines
+    /// unless the open asked for [`Verification::HeaderOnly`]).
+    ClosedCleanly {
+        /// Whether the lines were checked against the checksum.
+        lines_verified: bool,
+    },
+    /// Other handles (threads or processes) had it open.
+    InUse,
+    /// Flagged in use, but nobody had it open: its last user was killed (or lost power)
+    /// before it closed the file. Its header was checked; its lines cannot be.
+    NotClosedCleanly,
 }
 
 /// The parameters a caller asked for, to compare with an existing file's.
@@ -94,6 +119,10 @@ pub(crate) struct Wanted {
     pub(crate) kind: FileKind,
     /// The first line of a new file (an expiring filter's clock line), else zeros.
     pub(crate) first_line: Option<[u8; BLOCK_BYTES]>,
+    /// Whether the caller fixed the key format (else any key format of the file is accepted).
+    pub(crate) key_format_fixed: bool,
+    /// What an open of an existing file checks.
+    pub(crate) verification: Verification,
 }
 
 fn io_err(e: std::io::Error, path: &Path) -> Error {
@@ -166,15 +195,24 @@ impl Builder {
                 capacity,
                 fpr_bits: s.target_fpr.to_bits(),
                 block_bits,
+                window_nanos: 0,
+                key_format: self.key_format.unwrap_or(0),
             },
             seed_fixed: seed.is_some(),
             kind,
             first_line: None,
+            key_format_fixed: self.key_format.is_some(),
+            verification: self.verification,
         };
         if create {
             open_or_create(path, &wanted)
         } else {
-            open_existing(&resolve_dangling_link(path)?, Some(&wanted), kind)
+            open_existing(
+                &resolve_dangling_link(path)?,
+                Some(&wanted),
+                kind,
+                self.verification,
+            )
         }
     }
 }
@@ -183,7 +221,7 @@ impl Builder {
 pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
     let path = resolve_dangling_link(path)?;
     for _ in 0..8 {
-        match open_existing(&path, Some(wanted), wanted.kind) {
+        match open_existing(&path, Some(wanted), wanted.kind, wanted.verification) {
             Err(Error::Io {
                 kind: ErrorKind::NotFound,
                 ..
@@ -277,30 +315,102 @@ fn create(path: &Path, wanted: &Wanted) -> Result<(), Error> {
 /// (no lock, no flag set): what a growable chain checks of a file in its layers' place.
 pub(crate) fn peek_header(path: &Path) -> Result<(Header, u16), Error> {
     let file = File::open(path).map_err(|e| io_err(e, path))?;
+    read_header(&file, path)
+}
+
+/// Reads and decodes the header of the filter file `file` (at `path`, for errors): its
+/// checksum checked. A file of format version 1 or 2 (no header checksum) is refused with
+/// how to convert it.
+fn read_header(file: &File, path: &Path) -> Result<(Header, u16), Error> {
     let mut bytes = [0u8; HEADER_BYTES];
+    file.read_exact_at(&mut bytes[..LEGACY_HEADER_BYTES], 0)
+        .map_err(|e| io_err(e, path))?;
+    if bytes[0..8] == MAGIC && Header::len_of(&bytes) == LEGACY_HEADER_BYTES {
+        return Err(Error::InvalidSnapshot(
+            "a file of format version 1 or 2, whose header has no checksum: convert it to \
+             the current version by loading it and saving it again (BloomFilter::load, then \
+             save; `blockbloom merge NEW OLD` on the command line)",
+        ));
+    }
     file.read_exact_at(&mut bytes, 0)
         .map_err(|e| io_err(e, path))?;
     Header::decode(&bytes, MAGIC)
 }
 
+/// Checks the lines of the cleanly closed file `file` (`len` bytes, `header` of `nblocks`
+/// lines) against the checksum after them, reading it once (1 MiB at a time).
+fn verify_lines(file: &File, path: &Path, header: &[u8], nblocks: u64) -> Result<(), Error> {
+    let mut digest = Xxh3::new();
+    digest.update(header);
+    let end = HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = HEADER_BYTES as u64;
+    while at < end {
+        let n = (end - at).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], at)
+            .map_err(|e| io_err(e, path))?;
+        digest.update(&buf[..n]);
+        at += n as u64;
+    }
+    let mut stored = [0u8; CHECKSUM_BYTES];
+    file.read_exact_at(&mut stored, end)
+        .map_err(|e| io_err(e, path))?;
+    let (stored, computed) = (u64::from_le_bytes(stored), digest.digest());
+    if stored != computed {
+        return Err(Error::ChecksumMismatch { stored, computed });
+    }
+    Ok(())
+}
+
 /// Opens the existing filter file at `path`, which must hold a filter of `kind`; with
-/// `wanted`, its parameters must be those.
+/// `wanted`, its parameters must be those. See the module docs for the checks and the locks.
 pub(crate) fn open_existing(
     path: &Path,
     wanted: Option<&Wanted>,
     kind: FileKind,
+    verification: Verification,
 ) -> Result<BloomFilter, Error> {
+    // A file found flagged clean under a shared lock was being sealed, or checked by its
+    // next user: try again (a few rounds settle it; the bound only stops a livelock).
+    for _ in 0..1000 {
+        if let Some(f) = try_open_existing(path, wanted, kind, verification)? {
+            return Ok(f);
+        }
+        std::thread::yield_now();
+    }
+    Err(Error::Io {
+        kind: ErrorKind::WouldBlock,
+        message: format!(
+            "{}: sealed and reopened by others repeatedly",
+            path.display()
+        ),
+    })
+}
+
+/// One round of [`open_existing`]: `None` if the file was found clean while others held it.
+fn try_open_existing(
+    path: &Path,
+    wanted: Option<&Wanted>,
+    kind: FileKind,
+    verification: Verification,
+) -> Result<Option<BloomFilter>, Error> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .open(path)
         .map_err(|e| io_err(e, path))?;
-    // Shared while we use it; a closing user that seals the file holds it exclusively.
-    file.lock_shared().map_err(|e| io_err(e, path))?;
-    let mut bytes = [0u8; HEADER_BYTES];
-    file.read_exact_at(&mut bytes, 0)
-        .map_err(|e| io_err(e, path))?;
-    let (h, flags) = Header::decode(&bytes, MAGIC)?;
+    // Alone (exclusive), an opener may check the lines and set the flag; with others
+    // (shared), the file is theirs and in use. A closing user that seals the file holds it
+    // exclusively too.
+    let alone = match file.try_lock() {
+        Ok(()) => true,
+        Err(std::fs::TryLockError::WouldBlock) => {
+            file.lock_shared().map_err(|e| io_err(e, path))?;
+            false
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(e, path)),
+    };
+    let (h, flags) = read_header(&file, path)?;
     h.check_filter()?;
     let Some(found) = FileKind::of_flags(flags) else {
         return Err(Error::InvalidSnapshot("unknown flags in the header"));
@@ -326,6 +436,21 @@ pub(crate) fn open_existing(
     if let Some(w) = wanted {
         check_same(&h, w)?;
     }
+    check_first_line(&file, path, &h, kind)?;
+    let clean = flags & IN_USE == 0;
+    if clean && !alone {
+        return Ok(None);
+    }
+    let condition = match (clean, alone) {
+        (true, _) => FileCondition::ClosedCleanly {
+            lines_verified: verification == Verification::Full,
+        },
+        (false, true) => FileCondition::NotClosedCleanly,
+        (false, false) => FileCondition::InUse,
+    };
+    if clean && verification == Verification::Full {
+        verify_lines(&file, path, &h.encode(kind.flag()), h.nblocks)?;
+    }
     // A file with holes (made by an older version, a sparse copy, a file system that could
     // not reserve) gets its blocks now, while running out of space is still an error — and
     // before the file is marked in use, so that a failed open leaves it as it was. One
@@ -335,10 +460,24 @@ pub(crate) fn open_existing(
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
     }
     let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
-    if flags & IN_USE == 0 {
+    let set_in_use = |flags: u16| {
         file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44) // the u16 flags only
             .and_then(|()| file.sync_data())
+            .map_err(|e| io_err(e, path))
+    };
+    if clean {
+        set_in_use(flags)?;
+    }
+    if alone {
+        // Shared from now on. The conversion is not atomic: a user that opened and closed
+        // the file in between sealed it, so the flag is set again if it was cleared.
+        file.lock_shared().map_err(|e| io_err(e, path))?;
+        let mut now = [0u8; 2];
+        file.read_exact_at(&mut now, 44)
             .map_err(|e| io_err(e, path))?;
+        if u16::from_le_bytes(now) & IN_USE == 0 {
+            set_in_use(flags)?;
+        }
     }
     let mut f = BloomFilter::from_parts(
         blocks,
@@ -346,12 +485,32 @@ pub(crate) fn open_existing(
         h.capacity,
         f64::from_bits(h.fpr_bits),
     );
+    f.key_format = h.key_format;
     f.set_file(FileState {
         lock: FileLock::register(&file),
         file,
         kind,
+        found: condition,
     });
-    Ok(f)
+    Ok(Some(f))
+}
+
+/// An expiring filter's window, in its header and in its clock line (word 2), must agree:
+/// checked before the file is used (the lines of a file in use are not covered by a
+/// checksum, so a damaged clock line would otherwise set the window).
+fn check_first_line(file: &File, path: &Path, h: &Header, kind: FileKind) -> Result<(), Error> {
+    if kind != FileKind::Expiring {
+        return Ok(());
+    }
+    let mut word = [0u8; 8];
+    file.read_exact_at(&mut word, HEADER_BYTES as u64 + 16)
+        .map_err(|e| io_err(e, path))?;
+    if u64::from_le_bytes(word) != h.window_nanos {
+        return Err(Error::InvalidSnapshot(
+            "the window in the clock line is not the header's",
+        ));
+    }
+    Ok(())
 }
 
 /// [`Error::Conflict`] unless the file's filter is the one asked for.
@@ -378,6 +537,12 @@ fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
         ("hashes", file.k.to_string(), want.k.to_string())
     } else if w.seed_fixed && file.seed != want.seed {
         ("seed", "(secret)".into(), "another seed".into())
+    } else if w.key_format_fixed && file.key_format != want.key_format {
+        (
+            "key format",
+            file.key_format.to_string(),
+            want.key_format.to_string(),
+        )
     } else {
         return Ok(());
     };
@@ -480,8 +645,45 @@ impl BloomFilter {
     ///
     /// Example at [`BloomFilter::open_file`].
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
+        Self::open_file_existing_with(path, Verification::Full)
+    }
+
+    /// [`open_file_existing`](Self::open_file_existing), checking what `verification` says:
+    /// [`Verification::HeaderOnly`] opens a cleanly closed file of any size in O(1).
+    ///
+    /// # Errors
+    /// As [`open_file_existing`](Self::open_file_existing).
+    ///
+    /// Example at [`Verification`].
+    pub fn open_file_existing_with<P: AsRef<Path>>(
+        path: P,
+        verification: Verification,
+    ) -> Result<BloomFilter, Error> {
         let path = resolve_dangling_link(path.as_ref())?;
-        open_existing(&path, None, FileKind::Fixed)
+        open_existing(&path, None, FileKind::Fixed, verification)
+    }
+
+    /// How the open found the filter's file (`None` for a filter in memory): closed cleanly
+    /// (and whether its lines were checked), in use by others, or left in use by a user that
+    /// never closed it (killed, or a power loss).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, FileCondition};
+    /// # let dir = std::env::temp_dir().join(format!("bb-condition-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("s.bloom");
+    /// let first = BloomFilter::open_file(&path, 1000, 0.01)?;
+    /// let second = BloomFilter::open_file_existing(&path)?;
+    /// assert_eq!(second.file_condition(), Some(FileCondition::InUse));
+    /// drop((first, second));
+    /// let third = BloomFilter::open_file_existing(&path)?;
+    /// assert_eq!(third.file_condition(), Some(FileCondition::ClosedCleanly { lines_verified: true }));
+    /// # drop(third);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn file_condition(&self) -> Option<FileCondition> {
+        self.file_state().map(|s| s.found)
     }
 
     /// The live counter at trailer offset `at` of a growable chain's layer file
@@ -543,7 +745,23 @@ impl BloomFilter {
             Err(std::fs::TryLockError::WouldBlock) => return Ok(()), // others still use it
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&e, "locking")),
         }
-        let header = Header::of_filter(self);
+        // The header as the file holds it, checked again: one damaged while in use is left
+        // flagged in use (the next open refuses it), never sealed with a fresh checksum.
+        let (header, _) =
+            read_header(&state.file, Path::new("the filter file")).map_err(|e| Error::Io {
+                kind: ErrorKind::InvalidData,
+                message: format!("not sealing the filter file, whose header is damaged: {e}"),
+            })?;
+        let expected = Header {
+            window_nanos: header.window_nanos,
+            ..Header::of_filter(self)
+        };
+        if header != expected {
+            return Err(Error::Io {
+                kind: ErrorKind::InvalidData,
+                message: "not sealing the filter file, whose header no longer describes it".into(),
+            });
+        }
         let flags = state.kind.flag();
         let mut digest = Xxh3::new();
         digest.update(&header.encode(flags));

@@ -82,6 +82,8 @@ pub struct BloomFilter {
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
+    /// How the keys were made from their input ([`Builder::key_format`]).
+    pub(crate) key_format: u64,
     /// The file of a file-backed filter (`open_file`), closed on drop.
     #[cfg(all(unix, not(blockbloom_loom)))]
     file: Option<crate::file::FileState>,
@@ -101,6 +103,7 @@ impl BloomFilter {
             layout,
             capacity,
             target_fpr,
+            key_format: 0,
             #[cfg(all(unix, not(blockbloom_loom)))]
             file: None,
         }
@@ -415,6 +418,12 @@ impl BloomFilter {
     /// can craft keys that look already inserted (example at [`num_lines`](Self::num_lines)).
     pub fn seed(&self) -> u128 {
         self.layout.seed()
+    }
+
+    /// How the keys were made from their input, as recorded by [`Builder::key_format`]
+    /// (0 unless one was given; example there).
+    pub fn key_format(&self) -> u64 {
+        self.key_format
     }
 
     /// The bits set in each block (of [`block_bits`](Self::block_bits) bits), in order.

@@ -5,17 +5,21 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`) |
-//! | 8 | 4 | format version: 1 for 512-bit blocks (every file of earlier releases), 2 ([`FORMAT_VERSION`]) for 64-, 128- or 256-bit blocks |
+//! | 8 | 4 | format version: 3 ([`FORMAT_VERSION`]); versions 1 and 2 (a 64-byte header without the fields from offset 64 on) are read as snapshots only |
 //! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID)) |
 //! | 16 | 16 | hash key (seed, `u128`) |
 //! | 32 | 8 | number of 64-byte lines `B` (≥ 1): 512-bit blocks, or `512 / block bits` smaller blocks each |
 //! | 40 | 4 | bits set per key `k` (1..=32) |
 //! | 44 | 2 | flags: 0 in a snapshot; bit 0 ([`IN_USE`]) while a file-backed filter has the file open; bit 1 ([`GROWS`]) in the layer files of a file-backed growable filter; bit 2 ([`EXPIRES`]) in an expiring filter's file or snapshot |
-//! | 46 | 2 | version 1: 0; version 2: bits per block (64, 128 or 256) — a reader of version 1 only refuses these files (`UnsupportedVersion(2)`) |
+//! | 46 | 2 | bits per block (64, 128, 256 or 512; version 1: 0, meaning 512) |
 //! | 48 | 8 | capacity (≥ 1) |
 //! | 56 | 8 | target false-positive rate (`f64` bits, in (0, 1)) |
-//! | 64 | 64·B | the lines: 8 words (`u64`) per line; bit `b` of a line is bit `b % 64` of word `b / 64`; block `j` of a line holds its bits `j·block_bits ..` |
-//! | 64 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes |
+//! | 64 | 8 | an expiring filter's window in nanoseconds (the clock line's word 2 holds the same), else 0 |
+//! | 72 | 8 | key format: how the keys were made from their input (0: as given; the CLI records its `--canonical-urls` options) |
+//! | 80 | 40 | reserved: zeros |
+//! | 120 | 8 | header checksum: XXH3-64 (seed 0, default secret) of bytes 0..120 with flag bit 0 cleared |
+//! | 128 | 64·B | the lines: 8 words (`u64`) per line; bit `b` of a line is bit `b % 64` of word `b / 64`; block `j` of a line holds its bits `j·block_bits ..` |
+//! | 128 + 64·B | 8 | XXH3-64 (seed 0, default secret) of all preceding bytes, flag bit 0 cleared |
 //!
 //!
 //! A layer file of a file-backed [`GrowableBloomFilter`](crate::GrowableBloomFilter) (flag
@@ -32,6 +36,12 @@
 //! high 40 bits; the chunks claimed, and done, in the low 24), the rest 0. Its other lines hold
 //! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
 //!
+//! Integrity: every open checks the header checksum (O(1)), so no parameter of a damaged
+//! file is ever used; a file whose flag bit 0 is clear (its last user closed it) also has
+//! its lines checked against the checksum after them, unless the caller opts out
+//! ([`Verification`](crate::Verification)). A refused file is left as it was, and a closer
+//! re-checks the header before it seals: no damaged file is sealed with a fresh checksum.
+//!
 //! All integers little-endian.
 // Loom builds leave out the files (`file.rs`), whose items these are too.
 #![cfg_attr(blockbloom_loom, allow(unused_imports, dead_code))]
@@ -40,14 +50,23 @@
 pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
 /// The first 8 bytes of an [`AtomicBitSet`](crate::AtomicBitSet)'s snapshot.
 pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
-/// The newest format version: this build writes it for blocks smaller than 512 bits,
-/// version 1 for 512-bit blocks (so that earlier releases read those), and reads both.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// The newest format version, the one this build writes: a 128-byte header with its own
+/// checksum. Versions 1 and 2 (a 64-byte header, no header checksum) are read as snapshots,
+/// whose checksum covers everything, but never opened as files.
+pub(crate) const FORMAT_VERSION: u32 = 3;
 /// Flag (header offset 44): a file-backed filter has the file open, or its last user did
 /// not close it; the checksum is then not current. Snapshot readers refuse such a file.
 pub(crate) const IN_USE: u16 = 1;
 /// Bytes before the first block.
-pub(crate) const HEADER_BYTES: usize = 64;
+pub(crate) const HEADER_BYTES: usize = 128;
+/// Bytes before the first block in versions 1 and 2 (no fields from offset 64 on).
+pub(crate) const LEGACY_HEADER_BYTES: usize = 64;
+/// Header offset of an expiring filter's window in nanoseconds (`u64`).
+pub(crate) const WINDOW_AT: usize = 64;
+/// Header offset of the key format (`u64`).
+pub(crate) const KEY_FORMAT_AT: usize = 72;
+/// Header offset of the header checksum (`u64`), which covers the bytes before it.
+pub(crate) const HEADER_CHECK_AT: usize = 120;
 /// Bytes of the checksum after the last block.
 pub(crate) const CHECKSUM_BYTES: usize = 8;
 /// Flag (header offset 44): the file is a layer of a file-backed growable filter (its

@@ -44,6 +44,8 @@ pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
 pub use expiring::{ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
 pub use family::{Filter, HashedFilter};
+#[cfg(all(unix, not(blockbloom_loom)))]
+pub use file::FileCondition;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use filter::PREFETCH_DISTANCE;
@@ -54,6 +56,7 @@ pub use layout::{Layout, Probe, SlotProbe};
 #[cfg(all(feature = "rayon", feature = "internals"))]
 #[doc(hidden)]
 pub use par::PAR_CHUNK;
+pub use snapshot::Verification;
 
 /// The Rust examples of `docs/FILES.md`, run as doctests like the README's.
 #[cfg(all(doctest, unix))]

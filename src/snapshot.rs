@@ -12,11 +12,44 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
-use crate::format::{EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, IN_USE, MAGIC};
+use crate::format::{
+    EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT,
+    LEGACY_HEADER_BYTES, MAGIC, WINDOW_AT,
+};
 use crate::storage::{byte_size, Blocks, HugePages};
 use crate::{BloomFilter, Layout, HASH_ALGORITHM_ID, MAX_HASHES};
 /// Blocks per I/O chunk (64 KiB).
 const CHUNK_BLOCKS: usize = 1024;
+
+/// How much of an existing file an open checks before using it. The header's checksum is
+/// checked on every open (O(1)); the lines can be checked against the checksum after them
+/// only in a file whose last user closed it (its checksum is then current).
+///
+/// ```
+/// use blockbloom::{BloomFilter, Verification};
+/// # let dir = std::env::temp_dir().join(format!("bb-verification-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("huge.bloom");
+/// drop(BloomFilter::open_file(&path, 1_000_000, 0.01)?); // created, then sealed
+/// // Reads the whole file (as `load` does): the default.
+/// let checked = BloomFilter::open_file_existing(&path)?;
+/// drop(checked);
+/// // Reads the header only, trusting the lines: O(1) for a file of any size.
+/// let trusted = BloomFilter::open_file_existing_with(&path, Verification::HeaderOnly)?;
+/// # drop(trusted);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verification {
+    /// The header's checksum, and the lines of a cleanly closed file against the checksum
+    /// after them (reading the whole file once: `docs/FILES.md` gives the cost). The default.
+    #[default]
+    Full,
+    /// The header's checksum only; the lines are trusted. For huge files whose lines are
+    /// known good (a file system with checksums of its own, say).
+    HeaderOnly,
+}
 
 fn u32_at(h: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(h[at..at + 4].try_into().expect("4 bytes"))
@@ -31,6 +64,7 @@ fn u64_at(h: &[u8], at: usize) -> u64 {
 /// in the capacity field and 0 for the rate.
 ///
 /// [`AtomicBitSet`]: crate::AtomicBitSet
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Header {
     pub(crate) magic: [u8; 8],
     pub(crate) hash_id: u32,
@@ -39,40 +73,60 @@ pub(crate) struct Header {
     pub(crate) k: u32,
     pub(crate) capacity: u64,
     pub(crate) fpr_bits: u64,
-    /// Bits per block: 512 is written as version 1 (as every earlier release did), any
-    /// other size as version 2 with the size in the header's bytes 46..48.
+    /// Bits per block (64, 128, 256 or 512).
     pub(crate) block_bits: u32,
+    /// An expiring filter's window in nanoseconds; 0 for the other kinds.
+    pub(crate) window_nanos: u64,
+    /// How the keys were made from their input (0: as given).
+    pub(crate) key_format: u64,
+}
+
+/// The header checksum of `header` (its bytes before [`HEADER_CHECK_AT`], flag `IN_USE`
+/// cleared: setting and clearing it while the file is used does not change the check).
+pub(crate) fn header_check(header: &[u8]) -> u64 {
+    let mut bytes = [0u8; HEADER_CHECK_AT];
+    bytes.copy_from_slice(&header[..HEADER_CHECK_AT]);
+    let flags = u16::from_le_bytes([bytes[44], bytes[45]]) & !IN_USE;
+    bytes[44..46].copy_from_slice(&flags.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
 }
 
 impl Header {
-    /// The 64 header bytes, with `flags` in the field at offset 44 (0 in a snapshot).
+    /// The header's bytes (version [`FORMAT_VERSION`], with its checksum), with `flags` in
+    /// the field at offset 44 (0 in a snapshot).
     pub(crate) fn encode(&self, flags: u16) -> [u8; HEADER_BYTES] {
         let mut header = [0u8; HEADER_BYTES];
         header[0..8].copy_from_slice(&self.magic);
-        let (version, block_field) = if self.block_bits == 512 {
-            (1u32, 0u16)
-        } else {
-            (FORMAT_VERSION, self.block_bits as u16)
-        };
-        header[8..12].copy_from_slice(&version.to_le_bytes());
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&self.hash_id.to_le_bytes());
         header[16..32].copy_from_slice(&self.seed.to_le_bytes());
         header[32..40].copy_from_slice(&self.nblocks.to_le_bytes());
         header[40..44].copy_from_slice(&self.k.to_le_bytes());
         header[44..46].copy_from_slice(&flags.to_le_bytes());
-        header[46..48].copy_from_slice(&block_field.to_le_bytes());
+        header[46..48].copy_from_slice(&(self.block_bits as u16).to_le_bytes());
         header[48..56].copy_from_slice(&self.capacity.to_le_bytes());
         header[56..64].copy_from_slice(&self.fpr_bits.to_le_bytes());
+        header[WINDOW_AT..WINDOW_AT + 8].copy_from_slice(&self.window_nanos.to_le_bytes());
+        header[KEY_FORMAT_AT..KEY_FORMAT_AT + 8].copy_from_slice(&self.key_format.to_le_bytes());
+        let check = header_check(&header);
+        header[HEADER_CHECK_AT..].copy_from_slice(&check.to_le_bytes());
         header
     }
 
-    /// Parses 64 header bytes with magic `magic`: checks the magic and version and returns
-    /// the fields and the flags (the field at offset 44).
-    pub(crate) fn decode(
-        header: &[u8; HEADER_BYTES],
-        magic: [u8; 8],
-    ) -> Result<(Header, u16), Error> {
-        if header[0..8] != magic {
+    /// The length of the header that starts with `start` (its first 64 bytes): 128 bytes
+    /// for the current version, 64 for versions 1 and 2.
+    pub(crate) fn len_of(start: &[u8]) -> usize {
+        match u32_at(start, 8) {
+            1 | 2 => LEGACY_HEADER_BYTES,
+            _ => HEADER_BYTES,
+        }
+    }
+
+    /// Parses a header with magic `magic` (all of it: [`len_of`](Self::len_of) its first 64
+    /// bytes): checks the magic, the version, the header checksum (version 3) and the
+    /// reserved bytes, and returns the fields and the flags (the field at offset 44).
+    pub(crate) fn decode(header: &[u8], magic: [u8; 8]) -> Result<(Header, u16), Error> {
+        if header.len() < LEGACY_HEADER_BYTES || header[0..8] != magic {
             return Err(Error::BadMagic);
         }
         let version = u32_at(header, 8);
@@ -80,11 +134,30 @@ impl Header {
         let block_bits = match version {
             1 if block_field == 0 => 512,
             1 => return Err(Error::InvalidSnapshot("unknown flags in the header")),
-            2 if crate::math::BLOCK_SIZES.contains(&u32::from(block_field)) => {
+            2 | 3 if crate::math::BLOCK_SIZES.contains(&u32::from(block_field)) => {
                 u32::from(block_field)
             }
-            2 => return Err(Error::InvalidSnapshot("block size out of range")),
+            2 | 3 => return Err(Error::InvalidSnapshot("block size out of range")),
             _ => return Err(Error::UnsupportedVersion(version)),
+        };
+        let (window_nanos, key_format) = if version == FORMAT_VERSION {
+            if header.len() < HEADER_BYTES {
+                return Err(Error::Truncated);
+            }
+            let stored = u64_at(header, HEADER_CHECK_AT);
+            let computed = header_check(header);
+            if stored != computed {
+                return Err(Error::HeaderChecksumMismatch { stored, computed });
+            }
+            if header[KEY_FORMAT_AT + 8..HEADER_CHECK_AT]
+                .iter()
+                .any(|&b| b != 0)
+            {
+                return Err(Error::InvalidSnapshot("reserved header bytes are not zero"));
+            }
+            (u64_at(header, WINDOW_AT), u64_at(header, KEY_FORMAT_AT))
+        } else {
+            (0, 0)
         };
         let h = Header {
             magic,
@@ -95,6 +168,8 @@ impl Header {
             capacity: u64_at(header, 48),
             fpr_bits: u64_at(header, 56),
             block_bits,
+            window_nanos,
+            key_format,
         };
         Ok((h, u16::from_le_bytes([header[44], header[45]])))
     }
@@ -110,6 +185,8 @@ impl Header {
             capacity: f.capacity(),
             fpr_bits: f.target_fpr().to_bits(),
             block_bits: f.block_bits(),
+            window_nanos: 0,
+            key_format: f.key_format(),
         }
     }
 
@@ -189,9 +266,17 @@ pub(crate) fn read_snapshot<R: Read>(
     let mut digest = Xxh3::new();
     let mut header = [0u8; HEADER_BYTES];
     input
-        .read_exact(&mut header)
+        .read_exact(&mut header[..LEGACY_HEADER_BYTES])
         .map_err(|e| Error::io(&e, "reading snapshot"))?;
-    let (h, flags) = Header::decode(&header, magic)?;
+    if header[0..8] != magic {
+        return Err(Error::BadMagic);
+    }
+    let header_len = Header::len_of(&header);
+    let header = &mut header[..header_len];
+    input
+        .read_exact(&mut header[LEGACY_HEADER_BYTES..])
+        .map_err(|e| Error::io(&e, "reading snapshot"))?;
+    let (h, flags) = Header::decode(header, magic)?;
     if flags & GROWS != 0 {
         return Err(Error::InvalidSnapshot(
             "a layer of a growing file-backed filter: open it with \
@@ -219,7 +304,7 @@ pub(crate) fn read_snapshot<R: Read>(
         bytes: h.nblocks as u128 * BLOCK_BYTES as u128,
     })?;
     byte_size(len)?;
-    digest.update(&header);
+    digest.update(header);
 
     let blocks = Blocks::zeroed_with(len, huge)?;
     let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
@@ -346,12 +431,9 @@ impl BloomFilter {
         let (h, blocks) =
             read_snapshot(input, MAGIC, 0, HugePages::WhenDense, Header::check_filter)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
-        Ok(BloomFilter::from_parts(
-            blocks,
-            layout,
-            h.capacity,
-            f64::from_bits(h.fpr_bits),
-        ))
+        let mut f = BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
+        f.key_format = h.key_format;
+        Ok(f)
     }
 
     /// Saves the filter to `path` atomically: it is written to a temporary file in the same

@@ -88,8 +88,8 @@ fn snapshots_round_trip_and_damage_is_refused() {
     let small = AtomicBitSet::new(10).unwrap();
     let mut sb = Vec::new();
     small.write_to(&mut sb).unwrap();
-    sb[64] = 0x00;
-    sb[65] = 0x08; // bit 11
+    sb[128] = 0x00; // the first line, after the 128-byte header
+    sb[129] = 0x08; // bit 11
     let n = sb.len();
     let sum = xxhash_rust::xxh3::xxh3_64(&sb[..n - 8]);
     sb[n - 8..].copy_from_slice(&sum.to_le_bytes());

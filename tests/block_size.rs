@@ -134,15 +134,10 @@ fn snapshots_record_the_block_size() {
         let f = filter(5_000, 0.01, bits, 9);
         (0..5_000).for_each(|i| f.insert(url(i).as_str()));
         let bytes = f.to_bytes_for_test();
-        // 512-bit blocks are written as version 1, as by every earlier release; the other
-        // sizes as version 2, with the size at offset 46.
+        // Every size is written as version 3, with the size at offset 46.
         let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
         let field = u16::from_le_bytes(bytes[46..48].try_into().unwrap());
-        if bits == 512 {
-            assert_eq!((version, field), (1, 0));
-        } else {
-            assert_eq!((version, u32::from(field)), (2, bits));
-        }
+        assert_eq!((version, u32::from(field)), (3, bits));
         let g = BloomFilter::read_from(&bytes[..]).unwrap();
         assert_eq!(g.block_bits(), bits);
         assert_eq!(g.probe("x"), f.probe("x"));
@@ -151,9 +146,13 @@ fn snapshots_record_the_block_size() {
     }
 }
 
-/// Rewrites the checksum after editing a header (so that the reader's field checks, not the
-/// checksum, must catch the edit).
+/// Rewrites the checksums after editing a header (so that the reader's field checks, not the
+/// checksums, must catch the edit): the header's (version 3) and the whole file's.
 fn reseal(bytes: &mut [u8]) {
+    if bytes[8..12] == 3u32.to_le_bytes() {
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..120]);
+        bytes[120..128].copy_from_slice(&sum.to_le_bytes());
+    }
     let end = bytes.len() - 8;
     let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
     bytes[end..].copy_from_slice(&sum.to_le_bytes());
@@ -170,19 +169,27 @@ fn damaged_or_unknown_block_sizes_are_refused() {
         BloomFilter::read_from(&bad_size[..]),
         Err(Error::InvalidSnapshot(_))
     ));
-    // A version-1 header (512-bit blocks) must not carry a size.
+    // A version-1 header (512-bit blocks, 64 bytes) must not carry a size.
     let g = filter(1_000, 0.01, 512, 2);
     let mut v1 = g.to_bytes_for_test();
+    v1.drain(64..128);
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    v1[46..48].copy_from_slice(&0u16.to_le_bytes());
+    reseal(&mut v1);
+    assert_eq!(
+        BloomFilter::read_from(&v1[..]).unwrap().probe("x"),
+        g.probe("x")
+    );
     v1[46..48].copy_from_slice(&64u16.to_le_bytes());
     reseal(&mut v1);
     assert!(BloomFilter::read_from(&v1[..]).is_err());
     // A newer version than this build knows.
-    let mut v3 = good.clone();
-    v3[8..12].copy_from_slice(&3u32.to_le_bytes());
-    reseal(&mut v3);
+    let mut v4 = good.clone();
+    v4[8..12].copy_from_slice(&4u32.to_le_bytes());
+    reseal(&mut v4);
     assert!(matches!(
-        BloomFilter::read_from(&v3[..]),
-        Err(Error::UnsupportedVersion(3))
+        BloomFilter::read_from(&v4[..]),
+        Err(Error::UnsupportedVersion(4))
     ));
     assert!(matches!(
         BloomFilter::builder().capacity(10).block_bits(32).build(),

@@ -203,7 +203,7 @@ fn reopening_keeps_stamps_and_refuses_what_it_is_not() {
 
     // The window word (line 0, word 2) zeroed: refused on open and on load.
     let mut bytes = std::fs::read(&file).unwrap();
-    bytes[64 + 16..64 + 24].fill(0);
+    bytes[128 + 16..128 + 24].fill(0);
     std::fs::write(&file, &bytes).unwrap();
     assert!(matches!(
         ExpiringBloomFilter::open_file_existing(&file),

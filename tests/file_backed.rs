@@ -304,11 +304,16 @@ fn damaged_files_are_errors() {
         // and the damaged file was not changed by the attempt
         assert_eq!(std::fs::read(&p).unwrap(), data, "{what}: file changed");
     }
-    // A flipped bit in the blocks of a sealed file: open_file does not read the blocks, but
-    // the file is not a valid snapshot either.
+    // A flipped bit in the blocks of a sealed file: refused by the open, which checks the
+    // lines of a cleanly closed file, and by `load`; the file stays as it was.
     let mut flipped = bytes.clone();
-    flipped[64 + 10] ^= 1;
+    flipped[128 + 10] ^= 1;
     std::fs::write(dir.join("flip.bloom"), &flipped).unwrap();
+    assert!(matches!(
+        BloomFilter::open_file_existing(dir.join("flip.bloom")),
+        Err(Error::ChecksumMismatch { .. })
+    ));
+    assert_eq!(std::fs::read(dir.join("flip.bloom")).unwrap(), flipped);
     assert!(matches!(
         BloomFilter::load(dir.join("flip.bloom")),
         Err(Error::ChecksumMismatch { .. })

@@ -30,7 +30,7 @@ fn round_trip_keeps_every_key_and_parameter() {
             f.insert(&i);
         }
         let bytes = bytes_of(&f);
-        assert_eq!(bytes.len(), 64 + f.num_lines() * 64 + 8);
+        assert_eq!(bytes.len(), 128 + f.num_lines() * 64 + 8);
         let g = BloomFilter::read_from(&bytes[..]).unwrap();
         assert_eq!(g.num_bits(), f.num_bits());
         assert_eq!(g.num_hashes(), f.num_hashes());
@@ -88,10 +88,20 @@ fn trailing_bytes_are_refused() {
     ));
 }
 
-/// Header edits that keep the checksum valid, so each reaches its own check.
+/// The header checksum (format version 3, docs/FILES.md): XXH3-64 of bytes 0..120 with the
+/// in-use flag (bit 0 at offset 44) cleared, at offset 120.
+fn reseal_header(bytes: &mut [u8]) {
+    let mut head = bytes[..120].to_vec();
+    head[44] &= !1;
+    let sum = xxh3(&head);
+    bytes[120..128].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Header edits that keep both checksums valid, so each reaches its own check.
 fn with_header(edit: impl Fn(&mut [u8])) -> Result<BloomFilter, Error> {
     let mut bytes = bytes_of(&filter(100, 5));
     edit(&mut bytes);
+    reseal_header(&mut bytes);
     let n = bytes.len();
     let sum = xxh3(&bytes[..n - 8]);
     bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
@@ -112,14 +122,40 @@ fn each_header_check_has_its_error() {
     );
     assert_eq!(with_header(|b| b[0] = b'X').unwrap_err(), Error::BadMagic);
     assert_eq!(
-        with_header(|b| b[8..12].copy_from_slice(&3u32.to_le_bytes())).unwrap_err(),
-        Error::UnsupportedVersion(3)
+        with_header(|b| b[8..12].copy_from_slice(&4u32.to_le_bytes())).unwrap_err(),
+        Error::UnsupportedVersion(4)
     );
     // Version 2 (blocks smaller than 512 bits) must name its block size.
     assert!(matches!(
-        with_header(|b| b[8..12].copy_from_slice(&2u32.to_le_bytes())).unwrap_err(),
+        with_header(|b| {
+            b[8..12].copy_from_slice(&2u32.to_le_bytes());
+            b[46..48].copy_from_slice(&0u16.to_le_bytes());
+        })
+        .unwrap_err(),
         Error::InvalidSnapshot(_)
     ));
+    // Any header field changed without its header checksum (the whole-file checksum
+    // rewritten, as a writer that knew only version 2 would).
+    for at in (8..120).step_by(7) {
+        let mut bytes = bytes_of(&filter(100, 5));
+        bytes[at] ^= 0x10;
+        let n = bytes.len();
+        let sum = xxh3(&bytes[..n - 8]);
+        bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+        let e = BloomFilter::read_from(&bytes[..]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::HeaderChecksumMismatch { .. } | Error::UnsupportedVersion(_)
+            ),
+            "byte {at}: {e:?}"
+        );
+    }
+    let e = with_header(|b| b[100] = 1).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidSnapshot(_)),
+        "reserved bytes: {e:?}"
+    );
     assert_eq!(
         with_header(|b| b[12..16].copy_from_slice(&7u32.to_le_bytes())).unwrap_err(),
         Error::UnknownHash(7)
@@ -131,7 +167,7 @@ fn each_header_check_has_its_error() {
             b[40..44].copy_from_slice(&33u32.to_le_bytes())
         }),
         ("unknown flag", |b| {
-            b[44..48].copy_from_slice(&2u32.to_le_bytes())
+            b[44..46].copy_from_slice(&2u16.to_le_bytes())
         }),
         ("capacity 0", |b| {
             b[48..56].copy_from_slice(&0u64.to_le_bytes())
@@ -143,7 +179,7 @@ fn each_header_check_has_its_error() {
     }
     // The in-use flag of a file-backed filter's file: its checksum is not current.
     assert_eq!(
-        with_header(|b| b[44..48].copy_from_slice(&1u32.to_le_bytes())).unwrap_err(),
+        with_header(|b| b[44..46].copy_from_slice(&1u16.to_le_bytes())).unwrap_err(),
         Error::InUse
     );
     for fpr in [0.0f64, 1.0, f64::NAN, -0.5] {

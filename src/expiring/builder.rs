@@ -35,6 +35,8 @@ pub struct ExpiringBuilder {
     fpr: Option<f64>,
     seed: Option<u128>,
     huge_pages: Option<bool>,
+    key_format: Option<u64>,
+    verification: crate::Verification,
 }
 
 impl ExpiringBuilder {
@@ -102,6 +104,45 @@ impl ExpiringBuilder {
         self
     }
 
+    /// How the keys are made from their input, recorded in the filter's file and checked
+    /// when it is opened (see [`Builder::key_format`](crate::Builder::key_format)).
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// # let dir = std::env::temp_dir().join(format!("bb-exp-kf-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let f = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(100)
+    ///     .key_format(3).open_file(dir.join("s.bloom"))?;
+    /// assert_eq!(f.key_format(), 3);
+    /// # drop(f);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn key_format(mut self, key_format: u64) -> Self {
+        self.key_format = Some(key_format);
+        self
+    }
+
+    /// What opening an existing file checks (see
+    /// [`Builder::verification`](crate::Builder::verification)).
+    ///
+    /// ```
+    /// use blockbloom::{ExpiringBloomFilter, Verification};
+    /// use std::time::Duration;
+    /// # let dir = std::env::temp_dir().join(format!("bb-exp-ver-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let f = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(100)
+    ///     .verification(Verification::HeaderOnly).open_file(dir.join("s.bloom"))?;
+    /// # drop(f);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn verification(mut self, verification: crate::Verification) -> Self {
+        self.verification = verification;
+        self
+    }
+
     /// The filter, empty.
     ///
     /// # Errors
@@ -140,6 +181,8 @@ impl ExpiringBuilder {
             capacity: self.capacity.ok_or(Error::MissingCapacity)?,
             fpr: self.fpr.unwrap_or(DEFAULT_FPR),
             seed: self.seed,
+            key_format: self.key_format,
+            verification: self.verification,
         })
     }
 }
@@ -150,4 +193,6 @@ pub(super) struct Checked {
     pub(super) capacity: u64,
     pub(super) fpr: f64,
     pub(super) seed: Option<u128>,
+    pub(super) key_format: Option<u64>,
+    pub(super) verification: crate::Verification,
 }

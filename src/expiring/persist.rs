@@ -32,22 +32,34 @@ fn check_header(h: &Header) -> Result<(), Error> {
 }
 
 /// The expiring filter made of `lines` (a clock line, then stamps), with the window its
-/// clock line records; [`Error::Conflict`] if `wanted` is another.
+/// clock line records, which must be the header's (`header`: 0 in a snapshot of format
+/// version 1 or 2, which has none); [`Error::Conflict`] if `wanted` is another.
 fn with_window(
     lines: BloomFilter,
+    header: u64,
     wanted: Option<ExpiryWindow>,
 ) -> Result<ExpiringBloomFilter, Error> {
     let nanos = lines.blocks()[0].words()[WINDOW].load(Relaxed);
+    if header != 0 && header != nanos {
+        return Err(Error::InvalidSnapshot(
+            "the window in the clock line is not the header's",
+        ));
+    }
     let window = ExpiryWindow::new(Duration::from_nanos(nanos))
         .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
     if let Some(w) = wanted.filter(|w| *w != window) {
-        return Err(Error::Conflict {
-            what: "expire_after",
-            file: format!("{:?}", window.expire_after()),
-            requested: format!("{:?}", w.expire_after()),
-        });
+        return Err(window_conflict(window, w));
     }
     Ok(ExpiringBloomFilter::from_lines(lines, window))
+}
+
+/// The [`Error::Conflict`] of a file made with the window `file` opened for `asked`.
+fn window_conflict(file: ExpiryWindow, asked: ExpiryWindow) -> Error {
+    Error::Conflict {
+        what: "expire_after",
+        file: format!("{:?}", file.expire_after()),
+        requested: format!("{:?}", asked.expire_after()),
+    }
 }
 
 #[cfg(all(unix, not(blockbloom_loom)))]
@@ -108,13 +120,26 @@ impl ExpiringBuilder {
                 capacity: p.capacity,
                 fpr_bits: s.target_fpr.to_bits(),
                 block_bits: 512,
+                window_nanos: p.window.nanos(),
+                key_format: p.key_format.unwrap_or(0),
             },
             seed_fixed: p.seed.is_some(),
             kind: crate::file::FileKind::Expiring,
             first_line: Some(first_line),
+            key_format_fixed: p.key_format.is_some(),
+            verification: p.verification,
         };
+        // The window is compared first, so that another window is named as such.
+        if let Ok((h, _)) = crate::file::peek_header(path.as_ref()) {
+            if h.window_nanos != p.window.nanos() && h.window_nanos != 0 {
+                if let Ok(file_window) = ExpiryWindow::new(Duration::from_nanos(h.window_nanos)) {
+                    return Err(window_conflict(file_window, p.window));
+                }
+            }
+        }
         with_window(
             crate::file::open_or_create(path.as_ref(), &wanted)?,
+            p.window.nanos(),
             Some(p.window),
         )
     }
@@ -131,10 +156,55 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBuilder::open_file`].
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<ExpiringBloomFilter, Error> {
+        Self::open_file_existing_with(path, crate::Verification::Full)
+    }
+
+    /// [`open_file_existing`](Self::open_file_existing), checking what `verification` says
+    /// (see [`BloomFilter::open_file_existing_with`]).
+    ///
+    /// ```
+    /// use blockbloom::{ExpiringBloomFilter, Verification};
+    /// use std::time::Duration;
+    /// # let dir = std::env::temp_dir().join(format!("bb-exp-existing-with-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("s.bloom");
+    /// drop(ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(100)
+    ///     .open_file(&path)?);
+    /// let f = ExpiringBloomFilter::open_file_existing_with(&path, Verification::HeaderOnly)?;
+    /// assert_eq!(f.expire_after(), Duration::from_secs(60));
+    /// # drop(f);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`open_file_existing`](Self::open_file_existing).
+    pub fn open_file_existing_with<P: AsRef<Path>>(
+        path: P,
+        verification: crate::Verification,
+    ) -> Result<ExpiringBloomFilter, Error> {
         let path = crate::file::resolve_dangling_link(path.as_ref())?;
-        let lines = crate::file::open_existing(&path, None, crate::file::FileKind::Expiring)?;
+        let (h, _) = crate::file::peek_header(&path)?;
+        let lines =
+            crate::file::open_existing(&path, None, crate::file::FileKind::Expiring, verification)?;
         check_header(&Header::of_filter(&lines))?;
-        with_window(lines, None)
+        with_window(lines, h.window_nanos, None)
+    }
+
+    /// How the file was found when it was opened (see [`BloomFilter::file_condition`]);
+    /// `None` in memory.
+    ///
+    /// Example at [`BloomFilter::file_condition`].
+    pub fn file_condition(&self) -> Option<crate::FileCondition> {
+        self.lines.file_condition()
+    }
+
+    /// How the keys were made from their input, as recorded by
+    /// [`ExpiringBuilder::key_format`] (0 unless one was given).
+    ///
+    /// Example at [`ExpiringBuilder::key_format`].
+    pub fn key_format(&self) -> u64 {
+        self.lines.key_format()
     }
 
     /// Writes a file-backed filter's changed pages to the file and waits for the disk (see
@@ -193,12 +263,11 @@ impl ExpiringBloomFilter {
     /// # Errors
     /// [`Error::Io`] when `out` fails.
     pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
-        write_snapshot(
-            out,
-            &Header::of_filter(&self.lines),
-            EXPIRES,
-            self.lines.blocks(),
-        )
+        let header = Header {
+            window_nanos: self.window.nanos(),
+            ..Header::of_filter(&self.lines)
+        };
+        write_snapshot(out, &header, EXPIRES, self.lines.blocks())
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save); every
@@ -208,8 +277,10 @@ impl ExpiringBloomFilter {
     pub fn read_from<R: Read>(input: R) -> Result<ExpiringBloomFilter, Error> {
         let (h, blocks) = read_snapshot(input, MAGIC, EXPIRES, IN_MEMORY_PAGES, check_header)?;
         let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
-        let lines = BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
-        with_window(lines, None)
+        let mut lines =
+            BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
+        lines.key_format = h.key_format;
+        with_window(lines, h.window_nanos, None)
     }
 
     /// Saves the filter to `path` atomically, as [`BloomFilter::save`] does.

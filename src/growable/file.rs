@@ -35,7 +35,7 @@ use crate::sync::{
     AtomicBool, AtomicU64,
     Ordering::{Acquire, Relaxed, SeqCst},
 };
-use crate::BloomFilter;
+use crate::{BloomFilter, Verification};
 
 /// Capacity ratio of consecutive layers of a file-backed chain.
 const GROWTH: u64 = 2;
@@ -46,6 +46,8 @@ const TIGHTENING: f64 = 0.5;
 pub(super) struct ChainFile {
     /// The first layer's file (symlinks resolved), which names the others.
     first: PathBuf,
+    /// What opening a layer checks.
+    verification: Verification,
 }
 
 /// The file of layer `i`: `first` itself, or `first.i`.
@@ -122,14 +124,49 @@ impl GrowableBloomFilter {
     ///
     /// Example at [`open_file`](Self::open_file).
     pub fn open_file_existing<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
+        Self::open_file_existing_with(path, Verification::Full)
+    }
+
+    /// [`open_file_existing`](Self::open_file_existing), checking every layer as
+    /// `verification` says (see [`BloomFilter::open_file_existing_with`]).
+    ///
+    /// ```
+    /// use blockbloom::{GrowableBloomFilter, Verification};
+    /// # let dir = std::env::temp_dir().join(format!("bb-grow-existing-with-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// drop(GrowableBloomFilter::open_file(dir.join("s.bloom"), 100, 0.01)?);
+    /// let f = GrowableBloomFilter::open_file_existing_with(dir.join("s.bloom"), Verification::HeaderOnly)?;
+    /// # drop(f);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`open_file_existing`](Self::open_file_existing).
+    pub fn open_file_existing_with<P: AsRef<Path>>(
+        path: P,
+        verification: Verification,
+    ) -> Result<Self, Error> {
         let first = real_path(path.as_ref())?;
-        let layer0 = open_existing(&first, None, FileKind::Layer)?;
-        Self::from_first_layer(first, layer0)
+        let layer0 = open_existing(&first, None, FileKind::Layer, verification)?;
+        Self::from_first_layer(first, layer0, verification)
+    }
+
+    /// How the keys were made from their input, as recorded by
+    /// [`GrowableBuilder::key_format`] (0 unless one was given, and in memory).
+    ///
+    /// Example at [`GrowableBuilder::key_format`].
+    pub fn key_format(&self) -> u64 {
+        self.layer(0).filter.key_format()
     }
 
     /// The chain whose first layer is `layer0`, with every layer its file counts mapped,
     /// after checking that nothing foreign sits where its later layers go.
-    fn from_first_layer(first: PathBuf, layer0: BloomFilter) -> Result<Self, Error> {
+    fn from_first_layer(
+        first: PathBuf,
+        layer0: BloomFilter,
+        verification: Verification,
+    ) -> Result<Self, Error> {
         let shape = Shape {
             seed: layer0.seed(),
             initial_capacity: layer0.capacity(),
@@ -146,7 +183,10 @@ impl GrowableBloomFilter {
             hasher: KeyHasher::new(shape.seed),
             shape,
             growth_failed: AtomicBool::new(false),
-            file: Some(ChainFile { first }),
+            file: Some(ChainFile {
+                first,
+                verification,
+            }),
         };
         let more = chain.layer_count().load(Acquire);
         if more >= MAX_LAYERS as u64 {
@@ -204,12 +244,14 @@ impl GrowableBloomFilter {
     /// gives it and the chain's seed.
     fn open_layer(&self, i: usize, create: bool) -> Result<Layer, Error> {
         let (capacity, fpr) = self.shape.layer_params(i);
-        let first = &self.file.as_ref().expect("file-backed").first;
+        let file = self.file.as_ref().expect("file-backed");
         let filter = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
             .seed(self.shape.seed)
-            .open_file_kind(&layer_path(first, i), FileKind::Layer, create)?;
+            .key_format(self.key_format())
+            .verification(file.verification)
+            .open_file_kind(&layer_path(&file.first, i), FileKind::Layer, create)?;
         Ok(Layer {
             filter,
             count: Padded(AtomicU64::new(0)),
@@ -347,13 +389,21 @@ impl GrowableBuilder {
                 "a file-backed chain grows x2 with rates x0.5",
             ));
         }
-        let (seed, fpr) = (self.seed, self.fpr);
+        let (seed, fpr, key_format, verification) =
+            (self.seed, self.fpr, self.key_format, self.verification);
         // Validates the parameters the way an in-memory chain would.
         let initial_capacity = self.seed(0).build()?.initial_capacity();
         let first = real_path(path.as_ref())?;
-        let layer0 = match open_existing(&first, None, FileKind::Layer) {
+        let layer0 = match open_existing(&first, None, FileKind::Layer, verification) {
             Ok(f) => {
                 check_chain(&f, initial_capacity, fpr)?;
+                if let Some(k) = key_format.filter(|&k| k != f.key_format()) {
+                    return Err(Error::Conflict {
+                        what: "key format",
+                        file: f.key_format().to_string(),
+                        requested: k.to_string(),
+                    });
+                }
                 if seed.is_some_and(|s| s != f.seed()) {
                     return Err(Error::Conflict {
                         what: "seed",
@@ -383,7 +433,9 @@ impl GrowableBuilder {
                 }
                 let mut b = BloomFilter::builder()
                     .capacity(initial_capacity)
-                    .fpr(fpr * (1.0 - TIGHTENING));
+                    .fpr(fpr * (1.0 - TIGHTENING))
+                    .key_format(key_format.unwrap_or(0))
+                    .verification(verification);
                 if let Some(s) = seed {
                     b = b.seed(s);
                 }
@@ -391,7 +443,7 @@ impl GrowableBuilder {
             }
             Err(e) => return Err(e),
         };
-        GrowableBloomFilter::from_first_layer(first, layer0)
+        GrowableBloomFilter::from_first_layer(first, layer0, verification)
     }
 }
 

@@ -159,6 +159,8 @@ impl GrowableBloomFilter {
             tightening: 0.5,
             seed: None,
             huge_pages: None,
+            key_format: None,
+            verification: crate::Verification::Full,
         }
     }
 

@@ -1,0 +1,307 @@
+//! Nothing damaged is ever used: a byte flipped anywhere in the header of a filter file of
+//! every kind (fixed, each layer of a growing chain, expiring), or in the lines of a cleanly
+//! closed one, is refused by every open, and the file is left byte for byte as it was; a
+//! header damaged while the file is open is never sealed over.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use blockbloom::{
+    BloomFilter, Error, ExpiringBloomFilter, FileCondition, GrowableBloomFilter, Verification,
+};
+
+const HEADER: usize = 128;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bb-integrity-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn expiring_builder() -> blockbloom::ExpiringBuilder {
+    ExpiringBloomFilter::builder()
+        .expire_after(Duration::from_secs(3600))
+        .capacity(1000)
+        .seed(7)
+}
+
+/// Every open of a file of this kind, each `Err` or `Ok(())`.
+type Opens = Vec<(&'static str, fn(&Path) -> Result<(), Error>)>;
+
+fn fixed_opens() -> Opens {
+    vec![
+        ("open_file", |p| {
+            BloomFilter::builder()
+                .capacity(1000)
+                .seed(7)
+                .open_file(p)
+                .map(drop)
+        }),
+        ("open_file_existing", |p| {
+            BloomFilter::open_file_existing(p).map(drop)
+        }),
+        ("open_file_existing_with(HeaderOnly)", |p| {
+            BloomFilter::open_file_existing_with(p, Verification::HeaderOnly).map(drop)
+        }),
+        ("load", |p| BloomFilter::load(p).map(drop)),
+    ]
+}
+
+fn growing_opens() -> Opens {
+    vec![
+        ("open_file", |p| {
+            GrowableBloomFilter::open_file(p, 100, 0.01).map(drop)
+        }),
+        ("open_file_existing", |p| {
+            GrowableBloomFilter::open_file_existing(p).map(drop)
+        }),
+        ("open_file_existing_with(HeaderOnly)", |p| {
+            GrowableBloomFilter::open_file_existing_with(p, Verification::HeaderOnly).map(drop)
+        }),
+    ]
+}
+
+fn expiring_opens() -> Opens {
+    vec![
+        ("open_file", |p| expiring_builder().open_file(p).map(drop)),
+        ("open_file_existing", |p| {
+            ExpiringBloomFilter::open_file_existing(p).map(drop)
+        }),
+        ("open_file_existing_with(HeaderOnly)", |p| {
+            ExpiringBloomFilter::open_file_existing_with(p, Verification::HeaderOnly).map(drop)
+        }),
+        ("load", |p| ExpiringBloomFilter::load(p).map(drop)),
+    ]
+}
+
+/// Flips each byte of `damaged`'s header in turn (and, with `lines`, bytes of its lines),
+/// and checks that every open refuses it and leaves every file of the filter unchanged.
+fn every_damage_is_refused(dir: &Path, first: &Path, damaged: &Path, opens: &Opens, lines: bool) {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let good = std::fs::read(damaged).unwrap();
+    for (name, open) in opens {
+        assert_eq!(open(first), Ok(()), "{name}: the good file opens");
+    }
+    let mut offsets: Vec<usize> = (0..HEADER).collect();
+    if lines {
+        // The first, a middle and the last byte of the lines, and the checksum after them.
+        let end = HEADER + 64 * u64::from_le_bytes(good[32..40].try_into().unwrap()) as usize;
+        offsets.extend([HEADER, HEADER + (end - HEADER) / 2 + 5, end - 1, end]);
+    }
+    for at in offsets {
+        for flip in [0xffu8, 0x01, 0x80] {
+            if at == 44 && flip == 0x01 {
+                continue; // the in-use flag itself: "not closed cleanly", tested below
+            }
+            let mut bad = good.clone();
+            bad[at] ^= flip;
+            std::fs::write(damaged, &bad).unwrap();
+            for (name, open) in opens {
+                // `load` refuses layer files whatever they hold; `HeaderOnly` trusts lines.
+                if at >= HEADER && name.contains("HeaderOnly") {
+                    continue;
+                }
+                let r = open(first);
+                assert!(r.is_err(), "{name}: byte {at} ^ {flip:#x} opened");
+                assert_eq!(
+                    std::fs::read(damaged).unwrap(),
+                    bad,
+                    "{name}: byte {at} changed"
+                );
+            }
+        }
+    }
+    std::fs::write(damaged, &good).unwrap();
+    let after: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    assert!(
+        before == after,
+        "only the damaged file was touched, and put back"
+    );
+}
+
+#[test]
+fn a_damaged_fixed_file_is_refused_by_every_open_and_left_as_it_was() {
+    for bits in [512, 64] {
+        let dir = temp_dir(&format!("fixed{bits}"));
+        let path = dir.join("s.bloom");
+        let f = BloomFilter::builder()
+            .capacity(1000)
+            .seed(7)
+            .block_bits(bits)
+            .open_file(&path)
+            .unwrap();
+        (0..500).for_each(|i| f.insert(&i));
+        f.close().unwrap();
+        let mut opens = fixed_opens();
+        if bits == 64 {
+            opens.remove(0); // open_file asks for 512-bit blocks
+        }
+        every_damage_is_refused(&dir, &path, &path, &opens, true);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn a_damaged_layer_of_a_growing_file_is_refused_and_left_as_it_was() {
+    let dir = temp_dir("growing");
+    let path = dir.join("s.bloom");
+    let g = GrowableBloomFilter::open_file(&path, 100, 0.01).unwrap();
+    (0..250u64).for_each(|i| {
+        g.insert(&i);
+    });
+    assert_eq!(g.num_layers(), 2);
+    g.close().unwrap();
+    let layer1 = dir.join("s.bloom.1");
+    every_damage_is_refused(&dir, &path, &path, &growing_opens(), true);
+    every_damage_is_refused(&dir, &path, &layer1, &growing_opens(), true);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_damaged_expiring_file_is_refused_and_left_as_it_was() {
+    let dir = temp_dir("expiring");
+    let path = dir.join("s.bloom");
+    let e = expiring_builder().open_file(&path).unwrap();
+    (0..500u64).for_each(|i| {
+        e.insert(&i);
+    });
+    e.close().unwrap();
+    // The clock line's window word (line 0, word 2) with the header's intact, too.
+    let mut opens = expiring_opens();
+    every_damage_is_refused(&dir, &path, &path, &opens, true);
+    let good = std::fs::read(&path).unwrap();
+    let mut bad = good.clone();
+    bad[HEADER + 16 + 3] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    opens.retain(|(n, _)| !n.contains("HeaderOnly"));
+    for (name, open) in &opens {
+        assert!(open(&path).is_err(), "{name}: a damaged window word opened");
+    }
+    // Even trusting the lines, the window word must be the header's.
+    let r = ExpiringBloomFilter::open_file_existing_with(&path, Verification::HeaderOnly);
+    assert!(matches!(r, Err(Error::InvalidSnapshot(_))), "{r:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), bad);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_its_last_user_never_closed_opens_with_its_header_checked() {
+    let dir = temp_dir("crashed");
+    let path = dir.join("s.bloom");
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .open_file(&path)
+        .unwrap();
+    f.insert("kept");
+    f.close().unwrap();
+    // The flag set as a killed user leaves it: its lines cannot be checked (the checksum is
+    // not current), so a damaged line is not seen, but a damaged header still is.
+    let mut crashed = std::fs::read(&path).unwrap();
+    crashed[44] |= 1;
+    crashed[HEADER + 7] ^= 0x40;
+    std::fs::write(&path, &crashed).unwrap();
+    let f = BloomFilter::open_file_existing(&path).unwrap();
+    assert_eq!(f.file_condition(), Some(FileCondition::NotClosedCleanly));
+    assert!(f.contains("kept"));
+    drop(f);
+    let mut damaged = crashed.clone();
+    damaged[44] |= 1;
+    damaged[20] ^= 0xff; // the seed
+    std::fs::write(&path, &damaged).unwrap();
+    assert!(matches!(
+        BloomFilter::open_file_existing(&path),
+        Err(Error::HeaderChecksumMismatch { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), damaged);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_header_damaged_while_in_use_is_not_sealed_over() {
+    use std::os::unix::fs::FileExt;
+    let dir = temp_dir("in-use");
+    let path = dir.join("s.bloom");
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .open_file(&path)
+        .unwrap();
+    f.insert("x");
+    // Another program (or a bad disk) changes the seed under the open filter.
+    let other = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    other.write_all_at(&[0xff], 20).unwrap();
+    let e = f.close().unwrap_err();
+    assert!(e.to_string().contains("not sealing"), "{e}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[44] & 1, 1, "still flagged in use");
+    assert!(BloomFilter::open_file_existing(&path).is_err());
+    assert!(BloomFilter::load(&path).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn conditions_say_how_the_file_was_found() {
+    let dir = temp_dir("conditions");
+    let path = dir.join("s.bloom");
+    let a = BloomFilter::open_file(&path, 1000, 0.01).unwrap();
+    assert_eq!(
+        BloomFilter::open_file_existing(&path)
+            .unwrap()
+            .file_condition(),
+        Some(FileCondition::InUse)
+    );
+    drop(a);
+    let b = BloomFilter::open_file_existing_with(&path, Verification::HeaderOnly).unwrap();
+    assert_eq!(
+        b.file_condition(),
+        Some(FileCondition::ClosedCleanly {
+            lines_verified: false
+        })
+    );
+    drop(b);
+    assert_eq!(
+        BloomFilter::with_capacity(10, 0.01)
+            .unwrap()
+            .file_condition(),
+        None
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn files_of_format_version_2_are_refused_with_how_to_convert_them() {
+    let dir = temp_dir("v2");
+    let path = dir.join("old.bloom");
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .build()
+        .unwrap();
+    f.insert("x");
+    let mut bytes = Vec::new();
+    f.write_to(&mut bytes).unwrap();
+    // The same filter as version 1 wrote it: a 64-byte header.
+    bytes.drain(64..HEADER);
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    bytes[46..48].copy_from_slice(&0u16.to_le_bytes());
+    let n = bytes.len();
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..n - 8]);
+    bytes[n - 8..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let e = BloomFilter::open_file_existing(&path).unwrap_err();
+    assert!(e.to_string().contains("load"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // The conversion the message names.
+    BloomFilter::load(&path).unwrap().save(&path).unwrap();
+    assert!(BloomFilter::open_file_existing(&path)
+        .unwrap()
+        .contains("x"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
