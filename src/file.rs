@@ -283,19 +283,19 @@ fn create(path: &Path, wanted: &Wanted) -> Result<(), Error> {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| io_err(e, &tmp))?;
+            .map_err(|e| io_err(e, path))?;
         // Created in use: no checksum yet (its first user writes it on close).
         let flags = IN_USE | wanted.kind.flag();
         file.write_all_at(&header.encode(flags), 0)
-            .map_err(|e| io_err(e, &tmp))?;
+            .map_err(|e| io_err(e, path))?;
         if let Some(line) = &wanted.first_line {
             file.write_all_at(line, HEADER_BYTES as u64)
-                .map_err(|e| io_err(e, &tmp))?;
+                .map_err(|e| io_err(e, path))?;
         }
         let len = file_len(header.nblocks, wanted.kind)?;
-        file.set_len(len).map_err(|e| io_err(e, &tmp))?;
+        file.set_len(len).map_err(|e| io_err(e, path))?;
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
-        file.sync_all().map_err(|e| io_err(e, &tmp))?;
+        file.sync_all().map_err(|e| io_err(e, path))?;
         match fs::hard_link(&tmp, path) {
             Ok(()) => {
                 File::open(&dir)

@@ -365,14 +365,12 @@ pub(crate) fn save_atomically(
     let n = next(&COUNTER);
     let tmp = dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
     let result = (|| {
-        let file = File::create(&tmp).map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+        // Errors name the path the caller gave, not the temporary file.
+        let file = File::create(&tmp).map_err(|e| Error::io(&e, &ctx))?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         write(&mut w)?;
-        let file = w
-            .into_inner()
-            .map_err(|e| Error::io(e.error(), &tmp.display().to_string()))?;
-        file.sync_all()
-            .map_err(|e| Error::io(&e, &tmp.display().to_string()))?;
+        let file = w.into_inner().map_err(|e| Error::io(e.error(), &ctx))?;
+        file.sync_all().map_err(|e| Error::io(&e, &ctx))?;
         drop(file);
         fs::rename(&tmp, path).map_err(|e| Error::io(&e, &ctx))?;
         #[cfg(unix)]

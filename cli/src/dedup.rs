@@ -89,6 +89,16 @@ impl Seen {
 /// A state that cannot be opened, as the user should read it.
 fn state_err(path: &std::path::Path, e: blockbloom::Error) -> Failure {
     match e {
+        blockbloom::Error::Conflict {
+            what: "keys",
+            file,
+            requested,
+        } => Failure::Usage(format!(
+            "state {} was made with keys from {file}, but this run makes them from {requested}: \
+             its lines would all look new; run with the options the state was made with (or \
+             use another state)",
+            path.display()
+        )),
         blockbloom::Error::Conflict { .. } => Failure::Usage(format!(
             "state {}: {e}; omit --capacity, --fpr, --block-bits, --seed and --expire-after to use the \
              state's own",

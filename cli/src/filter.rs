@@ -32,6 +32,9 @@ pub(crate) struct Wanted {
     pub(crate) seed: Option<u128>,
     /// `--expire-after`: an expiring filter (never given with `block_bits`).
     pub(crate) expire_after: Option<Duration>,
+    /// How lines are made keys: 0 as they are, else `UrlCanonicalizer::key_format` of the
+    /// `--canonical-urls` options. Recorded in a new state; an existing one must have it.
+    pub(crate) key_format: u64,
 }
 
 /// A fixed-size, growing or expiring filter (one per run: the size difference does not
@@ -58,7 +61,8 @@ impl NewFilter {
             let b = ExpiringBloomFilter::builder()
                 .expire_after(window)
                 .capacity(w.capacity.unwrap_or(EXPIRING_CAPACITY))
-                .fpr(fpr);
+                .fpr(fpr)
+                .key_format(w.key_format);
             return NewFilter::Expiring(match w.seed {
                 Some(s) => b.seed(s),
                 None => b,
@@ -69,7 +73,8 @@ impl NewFilter {
                 let b = BloomFilter::builder()
                     .capacity(c)
                     .fpr(fpr)
-                    .block_bits(w.block_bits.unwrap_or(512));
+                    .block_bits(w.block_bits.unwrap_or(512))
+                    .key_format(w.key_format);
                 NewFilter::Fixed(match w.seed {
                     Some(s) => b.seed(s),
                     None => b,
@@ -78,7 +83,8 @@ impl NewFilter {
             None => {
                 let b = GrowableBloomFilter::builder()
                     .initial_capacity(INITIAL_CAPACITY)
-                    .fpr(fpr);
+                    .fpr(fpr)
+                    .key_format(w.key_format);
                 NewFilter::Growing(match w.seed {
                     Some(s) => b.seed(s),
                     None => b,
@@ -170,7 +176,32 @@ impl Filter {
         if let Some(s) = w.seed.filter(|&s| s != self.seed()) {
             return conflict("seed", self.seed().to_string(), s.to_string());
         }
+        if w.key_format != self.key_format() {
+            return conflict(
+                "keys",
+                describe_key_format(self.key_format()),
+                describe_key_format(w.key_format),
+            );
+        }
         Ok(())
+    }
+
+    /// How the filter's keys were made from lines (see [`Wanted::key_format`]).
+    pub(crate) fn key_format(&self) -> u64 {
+        match self {
+            Filter::Fixed(f) => f.key_format(),
+            Filter::Growing(g) => g.key_format(),
+            Filter::Expiring(e) => e.key_format(),
+        }
+    }
+
+    /// How the open found a state's file (`None`: a snapshot, loaded and checked whole).
+    pub(crate) fn condition(&self) -> Option<blockbloom::FileCondition> {
+        match self {
+            Filter::Fixed(f) => f.file_condition(),
+            Filter::Growing(g) => g.file_condition(),
+            Filter::Expiring(e) => e.file_condition(),
+        }
     }
 
     /// The state at `path`, of whichever kind it is, opened for use; `None` if there is no
@@ -314,6 +345,28 @@ fn first_layer_of(path: &Path) -> Option<PathBuf> {
     };
     let layers = chain.layer_paths();
     layers[1..].iter().any(|l| same(l, path)).then_some(first)
+}
+
+/// A key format (`UrlCanonicalizer::key_format`) as the options that make it.
+pub(crate) fn describe_key_format(k: u64) -> String {
+    if k == 0 {
+        return "lines as they are (made without --canonical-urls)".into();
+    }
+    let mut s = String::from("--canonical-urls");
+    if k & 2 != 0 {
+        s.push_str(" --strip-default-port");
+    }
+    if k & 4 != 0 {
+        s.push_str(" --strip-trailing-slash");
+    }
+    if k >> 8 != 0 {
+        s.push_str(&format!(
+            " with query arguments stripped (--strip-tracking-params or --strip-param; names' \
+             hash {:06x})",
+            (k >> 8) & 0xff_ffff
+        ));
+    }
+    s
 }
 
 /// `d` in the units `--expire-after` takes: "30d", "2h 30m", "1.5s".

@@ -136,15 +136,21 @@ enum Cmd {
     /// Union of snapshots or states made with one seed (`dedup --seed`) into OUT: OUT then
     /// answers "seen" for every line any input had seen.
     ///
-    /// Fixed-size ones (same size and hashes) are written to OUT atomically. Growing states
-    /// are merged layer by layer (different lengths included) into a new growing state OUT,
-    /// or into OUT in place when it is one of the inputs.
+    /// Fixed-size ones (same size and hashes) are written to OUT atomically (through a
+    /// symlink, to its target). Growing states are merged layer by layer (different lengths
+    /// included) into a new growing state OUT, or into OUT in place. An existing OUT is never
+    /// replaced unless --force is given: it is merged in, as an input, when it holds a filter
+    /// of the inputs' kind and parameters, and refused otherwise (another kind, other
+    /// parameters, a file that is no filter).
     Merge {
         /// Output snapshot or state (may be one of the inputs).
         out: PathBuf,
         /// Input snapshots or states (a growing state by its first file).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Replace an existing OUT that is not a filter of the inputs' kind and parameters.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -244,18 +250,8 @@ fn main() -> ExitCode {
             strip_default_port,
             strip_trailing_slash,
             stats,
-        } => dedup::run(dedup::Options {
-            files,
-            wanted: filter::Wanted {
-                capacity,
-                fpr,
-                block_bits,
-                seed,
-                expire_after,
-            },
-            state,
-            threads: threads as usize,
-            canonical_urls: canonical_urls.then(|| {
+        } => {
+            let canonical_urls = canonical_urls.then(|| {
                 let mut pages = blockbloom::url::UrlCanonicalizer::new();
                 if strip_tracking_params {
                     pages = pages.strip_tracking_params();
@@ -270,9 +266,23 @@ fn main() -> ExitCode {
                     pages = pages.strip_trailing_slash();
                 }
                 pages
-            }),
-            stats,
-        }),
+            });
+            dedup::run(dedup::Options {
+                files,
+                wanted: filter::Wanted {
+                    capacity,
+                    fpr,
+                    block_bits,
+                    seed,
+                    expire_after,
+                    key_format: canonical_urls.as_ref().map_or(0, |c| c.key_format()),
+                },
+                state,
+                threads: threads as usize,
+                canonical_urls,
+                stats,
+            })
+        }
         Cmd::Calc {
             capacity,
             fpr,
@@ -281,7 +291,7 @@ fn main() -> ExitCode {
             table,
         } => calc::run(capacity, fpr, block_bits, key_len, table),
         Cmd::Stats { file } => stats::run(&file),
-        Cmd::Merge { out, inputs } => merge::run(&out, &inputs),
+        Cmd::Merge { out, inputs, force } => merge::run(&out, &inputs, force),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -7,22 +7,41 @@ use std::time::{Duration, SystemTime};
 
 use blockbloom::{BloomFilter, ExpiringBloomFilter, GrowableBloomFilter};
 
-use crate::filter::{human_duration, Filter};
+use crate::filter::{describe_key_format, human_duration, Filter};
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(file: &Path) -> Result<(), Failure> {
     // A state in use by a `dedup` (or one whose last user was killed) is read as the
     // file-backed filter it is; a growing state is a chain of layer files, each listed. A
     // file in the way of its layers makes the open fail, with the path and what to do.
-    let s = match Filter::inspect(file)? {
-        Filter::Fixed(f) => fixed(file, &f),
-        Filter::Growing(g) => growing(file, &g),
-        Filter::Expiring(e) => expiring(file, &e),
+    let filter = Filter::inspect(file)?;
+    let mut s = match &filter {
+        Filter::Fixed(f) => fixed(file, f),
+        Filter::Growing(g) => growing(file, g),
+        Filter::Expiring(e) => expiring(file, e),
     };
+    s.push_str(&format!(
+        "keys from {}\n{}\n",
+        describe_key_format(filter.key_format()),
+        condition(filter.condition())
+    ));
     io::stdout()
         .lock()
         .write_all(s.as_bytes())
         .map_err(write_err)
+}
+
+/// How the file was found, in words.
+fn condition(c: Option<blockbloom::FileCondition>) -> &'static str {
+    use blockbloom::FileCondition::{ClosedCleanly, InUse, NotClosedCleanly};
+    match c {
+        None | Some(ClosedCleanly { .. }) => "closed cleanly: header and lines verified",
+        Some(InUse) => "in use by another run: header verified (lines are checked once closed)",
+        Some(NotClosedCleanly) => {
+            "not closed cleanly (its last run was killed, or the machine lost power): header \
+             verified, lines not verifiable"
+        }
+    }
 }
 
 fn fixed(file: &Path, f: &BloomFilter) -> String {

@@ -242,11 +242,11 @@ fn merge_unites_growing_states_made_with_one_seed() {
     let err = String::from_utf8_lossy(&layer.stderr);
     assert_eq!(layer.status.code(), Some(2));
     assert!(err.contains("is a layer of the growing state"), "{err}");
-    let exists = bin().args(["merge", &m, &b]).output().unwrap();
-    assert_eq!(
-        exists.status.code(),
-        Some(2),
-        "merge over a state not named as input"
-    );
+    // An existing OUT of the same kind and parameters is merged in, as an input.
+    let into_m = bin().args(["merge", &m, &c]).output().unwrap();
+    assert_eq!(into_m.status.code(), Some(2), "another seed");
+    let into_m = bin().args(["merge", &m, &b]).output().unwrap();
+    assert!(into_m.status.success(), "{into_m:?}");
+    assert!(run(&state_args(&m, &[]), both.as_bytes()).stdout.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }

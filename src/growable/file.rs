@@ -160,6 +160,36 @@ impl GrowableBloomFilter {
         self.layer(0).filter.key_format()
     }
 
+    /// How the open found the chain's files (see [`BloomFilter::file_condition`]): the
+    /// worst of its layers' (not closed cleanly, then in use, then closed cleanly, whose
+    /// lines were verified only if every layer's were); `None` in memory.
+    ///
+    /// ```
+    /// use blockbloom::{FileCondition, GrowableBloomFilter};
+    /// # let dir = std::env::temp_dir().join(format!("bb-grow-cond-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// drop(GrowableBloomFilter::open_file(dir.join("s.bloom"), 100, 0.01)?);
+    /// let f = GrowableBloomFilter::open_file_existing(dir.join("s.bloom"))?;
+    /// assert_eq!(f.file_condition(), Some(FileCondition::ClosedCleanly { lines_verified: true }));
+    /// # drop(f);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn file_condition(&self) -> Option<crate::FileCondition> {
+        use crate::FileCondition::{ClosedCleanly, InUse, NotClosedCleanly};
+        let rank = |c: &crate::FileCondition| match c {
+            NotClosedCleanly => 0,
+            InUse => 1,
+            ClosedCleanly {
+                lines_verified: false,
+            } => 2,
+            ClosedCleanly { .. } => 3,
+        };
+        (0..self.num_layers())
+            .filter_map(|i| self.layer(i).filter.file_condition())
+            .min_by_key(rank)
+    }
+
     /// The chain whose first layer is `layer0`, with every layer its file counts mapped,
     /// after checking that nothing foreign sits where its later layers go.
     fn from_first_layer(

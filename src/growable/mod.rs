@@ -384,8 +384,10 @@ impl GrowableBloomFilter {
     /// Adds every key of `other` to this filter, layer by layer: afterwards this filter
     /// contains every key either contained (no false negatives), and answers for a key
     /// neither had at most the sum of the two rates. Layers this filter lacks are added;
-    /// each layer's key count becomes the sum of the two (so a merged layer past its
-    /// capacity makes the chain grow at the next new key). Both chains must have the same
+    /// each layer's key count becomes the distinct keys of the union, estimated from its
+    /// bits and bounded by the larger count and the sum (keys both had count once; a
+    /// merged layer past its capacity makes the chain grow at the next new key), so
+    /// [`estimated_len`](Self::estimated_len) estimates the union. Both chains must have the same
     /// seed, initial capacity, rate, growth and tightening. Concurrent inserts into either
     /// are fine (the bits are ORed atomically), but keys `other` takes meanwhile may be
     /// missed.
@@ -399,6 +401,8 @@ impl GrowableBloomFilter {
     /// a.union(&b)?;
     /// assert!((0..1_000u32).all(|i| a.contains(&i)));
     /// assert_eq!(a.num_layers(), b.num_layers());
+    /// // 1,000 distinct keys (the 50 of `a` are among them), not 1,050:
+    /// assert!((960..=1_040).contains(&a.estimated_len()), "{}", a.estimated_len());
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     ///
@@ -426,9 +430,12 @@ impl GrowableBloomFilter {
                 self.try_grow(self.newest())?;
             }
             let (mine, theirs) = (self.layer(i), other.layer(i));
+            let (a, b) = (mine.count().load(Relaxed), theirs.count().load(Relaxed));
             mine.filter.union(&theirs.filter)?;
-            mine.count()
-                .fetch_add(theirs.count().load(Relaxed), Relaxed);
+            // The layer now holds the union of both key sets: between the larger count and
+            // the sum, where its bits say (not the sum: keys in both count once).
+            let union = mine.filter.estimated_len().clamp(a.max(b), a + b);
+            mine.count().fetch_max(union, Relaxed);
         }
         Ok(())
     }

@@ -120,6 +120,35 @@ impl UrlCanonicalizer {
         self
     }
 
+    /// A number that names how this canonicalizer makes keys, for recording in a filter
+    /// ([`Builder::key_format`](crate::Builder::key_format)), so that a filter of keys
+    /// made one way is not used with keys made another: bit 0 set (URLs are canonical),
+    /// bit 1 [`strip_default_port`](Self::strip_default_port), bit 2
+    /// [`strip_trailing_slash`](Self::strip_trailing_slash), and from bit 8 on a hash of the
+    /// stripped argument names (0: none; their order and repeats do not count).
+    ///
+    /// ```
+    /// use blockbloom::url::UrlCanonicalizer;
+    /// assert_eq!(UrlCanonicalizer::new().key_format(), 1);
+    /// assert_eq!(UrlCanonicalizer::new().strip_trailing_slash().key_format(), 0b101);
+    /// let a = UrlCanonicalizer::new().strip_param("a").strip_param("b");
+    /// let b = UrlCanonicalizer::new().strip_param("b").strip_param("a").strip_param("a");
+    /// assert_eq!(a.key_format(), b.key_format());
+    /// assert_ne!(a.key_format(), UrlCanonicalizer::new().strip_param("a").key_format());
+    /// ```
+    pub fn key_format(&self) -> u64 {
+        let mut names: Vec<&str> = self.params.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        let params = if names.is_empty() {
+            0
+        } else {
+            // Never 0 once shifted: a list of names differs from none.
+            (xxhash_rust::xxh3::xxh3_64(names.join("\n").as_bytes()) >> 8).max(1)
+        };
+        1 | u64::from(self.default_port) << 1 | u64::from(self.trailing_slash) << 2 | params << 8
+    }
+
     /// The canonical form of `url` with the options applied; the errors of
     /// [`canonicalize_url`](super::canonicalize_url).
     ///
