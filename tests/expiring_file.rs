@@ -1,6 +1,7 @@
 //! The file-backed `ExpiringBloomFilter` between OS processes: two processes racing one file
 //! through many epoch changes (and the sweeps they trigger) with clocks 0.7 s apart, a
-//! writer killed with SIGKILL, and the file reopened, sealed, refused by the other kinds'
+//! process whose clock is a year ahead, a writer killed with SIGKILL, a file reopened two
+//! months after its last use, and the file reopened, sealed, refused by the other kinds'
 //! readers, and damaged.
 //!
 //! The workers are this test binary itself, started again with `BB_CHILD` set.
@@ -34,7 +35,7 @@ fn open(path: &Path) -> Result<ExpiringBloomFilter, Error> {
 /// The race's time for chunk `c` on worker `me`'s clock (0.7 s ahead per worker): every
 /// third chunk straddles an epoch change, worker 0 at its end and worker 1 past it.
 fn race_time(c: usize, me: usize) -> SystemTime {
-    UNIX_EPOCH + Duration::from_secs(1_800_000_000) - Duration::from_millis(350)
+    UNIX_EPOCH + Duration::from_secs(1_700_000_000) - Duration::from_millis(350)
         + STEP * c as u32
         + Duration::from_millis(700) * me as u32
 }
@@ -60,6 +61,15 @@ fn child() {
                 procs,
                 IDS,
             );
+            f.close().unwrap();
+        }
+        "ahead" => {
+            // A host whose clock runs a year ahead.
+            let f = ExpiringBloomFilter::open_file_existing(args[1]).unwrap();
+            let year_ahead = SystemTime::now() + 365 * 24 * HOUR;
+            assert!(f.insert_if_absent_at("from the host a year ahead", year_ahead));
+            let mut found = [false; 1];
+            f.insert_if_absent_many_at(&["ahead-many"], year_ahead, &mut found);
             f.close().unwrap();
         }
         "insert" => {
@@ -153,7 +163,7 @@ fn sigkill_loses_nothing_that_returned() {
 fn reopening_keeps_stamps_and_refuses_what_it_is_not() {
     let dir = temp_dir("exp-reopen");
     let file = dir.join("seen.bloom");
-    let t = SystemTime::now();
+    let t = SystemTime::now() - 3 * HOUR; // a replay: at most the machine's clock
     let f = open(&file).unwrap();
     assert!(f.insert_if_absent_at("a", t));
     // A second handle (as another process would) sees the insert and the clock.
@@ -210,5 +220,57 @@ fn reopening_keeps_stamps_and_refuses_what_it_is_not() {
         Err(Error::InvalidSnapshot(_))
     ));
     assert!(ExpiringBloomFilter::load(&file).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A process whose clock runs a year ahead (guarantee 6) shares the file with one whose
+/// clock is right: the keys the first inserted a moment ago stay seen, and the other's
+/// inserts are seen now too. Without the guarantee every key would be forgotten.
+#[test]
+fn a_process_a_year_ahead_forgets_nothing_for_the_others() {
+    let dir = temp_dir("exp-ahead");
+    let file = dir.join("seen.bloom");
+    let f = open(&file).unwrap();
+    let mine: Vec<String> = (0..1_000).map(url).collect();
+    assert!(mine.iter().all(|u| f.insert_if_absent(u)));
+    let ahead = spawn_child(&format!("ahead {}", file.display()), Stdio::null())
+        .wait()
+        .unwrap();
+    assert!(ahead.success(), "the worker a year ahead failed");
+    let kept = mine.iter().filter(|u| f.contains(u.as_str())).count();
+    assert_eq!(
+        kept,
+        mine.len(),
+        "keys inserted a moment ago were forgotten"
+    );
+    assert!(f.contains("from the host a year ahead") && f.contains("ahead-many"));
+    // Its keys are seen a whole window from now, then forgotten on time.
+    let later = SystemTime::now();
+    assert!(!f.insert_if_absent_at("from the host a year ahead", later));
+    drop(f);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A machine that really was off for two months reopens its state: what is older than the
+/// window is forgotten at once, what is inside it kept.
+#[test]
+fn a_state_reopened_two_months_later_forgets_what_is_older_than_the_window() {
+    let dir = temp_dir("exp-two-months");
+    let file = dir.join("seen.bloom");
+    let day = 24 * HOUR;
+    let month = ExpiringBloomFilter::builder()
+        .expire_after(30 * day)
+        .capacity(IDS)
+        .open_file(&file)
+        .unwrap();
+    let before = SystemTime::now() - 61 * day;
+    assert!(month.insert_if_absent_at("two months ago", before));
+    assert!(month.insert_if_absent_at("last week", SystemTime::now() - 7 * day));
+    month.close().unwrap();
+    let again = ExpiringBloomFilter::open_file_existing(&file).unwrap();
+    assert!(!again.contains("two months ago"));
+    assert!(again.contains("last week"));
+    assert!(again.insert_if_absent("two months ago"));
+    drop(again);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -68,28 +68,33 @@ impl BloomFilter {
 
     /// The filter in the file at `path`, shared by every process that opens it (created
     /// if missing). Pickled, it is that path: unpickling opens the same file, so a
-    /// `multiprocessing` worker it is passed to shares it.
+    /// `multiprocessing` worker it is passed to shares it. An existing file's header is
+    /// checked, and a cleanly closed one's lines too unless `verify=False` (O(1) for a huge
+    /// file): a damaged file raises `SnapshotError` (an `OSError`) and is left as it was.
     #[staticmethod]
-    #[pyo3(signature = (path, capacity = None, fpr = None, block_bits = None))]
+    #[pyo3(signature = (path, capacity = None, fpr = None, block_bits = None, verify = true))]
     fn open_file(
         path: std::path::PathBuf,
         capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
         block_bits: Option<Unsigned<u32>>,
+        verify: bool,
     ) -> PyResult<Self> {
         let block_bits = block_bits.map(|b| b.0);
+        let verification = crate::errors::verification(verify);
         let inner = match capacity {
             Some(Unsigned(c)) => blockbloom::BloomFilter::builder()
                 .capacity(c)
                 .fpr(fpr.unwrap_or(0.01))
                 .block_bits(block_bits.unwrap_or(512))
+                .verification(verification)
                 .open_file(&path),
             None if block_bits.is_some() => {
                 return Err(PyValueError::new_err(
                     "block_bits needs capacity (an existing file keeps its own block size)",
                 ))
             }
-            None => blockbloom::BloomFilter::open_file_existing(&path),
+            None => blockbloom::BloomFilter::open_file_existing_with(&path, verification),
         }
         .map_err(err)?;
         Ok(BloomFilter {

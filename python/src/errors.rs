@@ -1,14 +1,15 @@
 //! The package's exceptions, and the Python exception for each Rust error.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyConnectionError, PyException, PyMemoryError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyConnectionError, PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
     blockbloom,
     SnapshotError,
-    PyException,
-    "A snapshot or state file is damaged, truncated, of another version, or in use."
+    PyOSError,
+    "A snapshot or state file is damaged, truncated, of another version, or in use (an \
+     OSError, as gzip.BadGzipFile): the file is left as it was."
 );
 create_exception!(
     blockbloom,
@@ -49,9 +50,19 @@ pub(crate) fn err(e: blockbloom::Error) -> PyErr {
         | E::UnknownHash(_)
         | E::Truncated
         | E::ChecksumMismatch { .. }
+        | E::HeaderChecksumMismatch { .. }
         | E::InvalidSnapshot(_)
         | E::InUse => SnapshotError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// What an open checks: `verify=False` trusts a cleanly closed file's lines.
+pub(crate) fn verification(verify: bool) -> blockbloom::Verification {
+    if verify {
+        blockbloom::Verification::Full
+    } else {
+        blockbloom::Verification::HeaderOnly
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
@@ -51,16 +51,23 @@ pub(crate) fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
         .map_err(|_| PyValueError::new_err(format!("expire_after: not a duration: {secs}")))
 }
 
-/// `at` (seconds since 1970) as a time, or now.
+/// `at` (seconds since 1970) as a time, or now: `ValueError` for a negative or NaN time,
+/// `OverflowError` for one past what the system's clock can hold (about 2.9e11 years).
+/// A time ahead of this machine's clock is taken as the clock (guarantee 6).
 pub(crate) fn time(at: Option<f64>) -> PyResult<SystemTime> {
-    match at {
-        None => Ok(SystemTime::now()),
-        Some(s) => Duration::try_from_secs_f64(s)
-            .map(|d| UNIX_EPOCH + d)
-            .map_err(|_| {
-                PyValueError::new_err(format!("at: not a time in seconds since 1970: {s}"))
-            }),
-    }
+    let Some(s) = at else {
+        return Ok(SystemTime::now());
+    };
+    let d = Duration::try_from_secs_f64(s).map_err(|_| {
+        if s.is_finite() && s > 0.0 {
+            PyOverflowError::new_err(format!("at: {s} s after 1970 is past the clock's range"))
+        } else {
+            PyValueError::new_err(format!("at: not a time in seconds since 1970: {s}"))
+        }
+    })?;
+    UNIX_EPOCH.checked_add(d).ok_or_else(|| {
+        PyOverflowError::new_err(format!("at: {s} s after 1970 is past the clock's range"))
+    })
 }
 
 /// A time as seconds since 1970, as `time.time()` gives it.
@@ -104,23 +111,26 @@ impl ExpiringBloomFilter {
     /// The filter in the file at `path`, shared by every process that opens it: created
     /// with `capacity`, `fpr` and `expire_after` if missing; an existing file must have
     /// those (`ValueError`), or, with all three omitted, is opened with its own. Pickled,
-    /// it is that path.
+    /// it is that path. Checked as `BloomFilter.open_file`'s files are (`verify`).
     #[staticmethod]
-    #[pyo3(signature = (path, capacity = None, fpr = None, expire_after = None))]
+    #[pyo3(signature = (path, capacity = None, fpr = None, expire_after = None, verify = true))]
     fn open_file(
         path: std::path::PathBuf,
         capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
         expire_after: Option<&Bound<'_, PyAny>>,
+        verify: bool,
     ) -> PyResult<Self> {
+        let verification = crate::errors::verification(verify);
         let inner = match (capacity, expire_after) {
             (Some(Unsigned(c)), Some(w)) => blockbloom::ExpiringBloomFilter::builder()
                 .expire_after(duration(w)?)
                 .capacity(c)
                 .fpr(fpr.unwrap_or(0.01))
+                .verification(verification)
                 .open_file(&path),
             (None, None) if fpr.is_none() => {
-                blockbloom::ExpiringBloomFilter::open_file_existing(&path)
+                blockbloom::ExpiringBloomFilter::open_file_existing_with(&path, verification)
             }
             _ => {
                 return Err(PyValueError::new_err(

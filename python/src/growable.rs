@@ -51,27 +51,35 @@ impl GrowableBloomFilter {
 
     /// The growing filter in the file at `path` (and `path.1`, `path.2`, … as it grows),
     /// shared by every process that opens it; created if missing. Pickled, it is that path
-    /// (as `BloomFilter.open_file`'s filters).
+    /// (as `BloomFilter.open_file`'s filters, with the same checks and `verify`).
     #[staticmethod]
-    #[pyo3(signature = (path, initial_capacity = None, fpr = None))]
+    #[pyo3(signature = (path, initial_capacity = None, fpr = None, verify = true))]
     fn open_file(
         path: std::path::PathBuf,
         initial_capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
+        verify: bool,
     ) -> PyResult<Self> {
+        let verification = crate::errors::verification(verify);
+        let open = |c: u64, p: f64| {
+            blockbloom::GrowableBloomFilter::builder()
+                .initial_capacity(c)
+                .fpr(p)
+                .verification(verification)
+                .open_file(&path)
+        };
         let inner = match (initial_capacity.map(|c| c.0), fpr) {
-            (None, None) => match blockbloom::GrowableBloomFilter::open_file_existing(&path) {
-                Err(blockbloom::Error::Io {
-                    kind: std::io::ErrorKind::NotFound,
-                    ..
-                }) => blockbloom::GrowableBloomFilter::open_file(&path, 100_000, 0.01),
-                other => other,
-            },
-            (c, p) => blockbloom::GrowableBloomFilter::open_file(
-                &path,
-                c.unwrap_or(100_000),
-                p.unwrap_or(0.01),
-            ),
+            (None, None) => {
+                match blockbloom::GrowableBloomFilter::open_file_existing_with(&path, verification)
+                {
+                    Err(blockbloom::Error::Io {
+                        kind: std::io::ErrorKind::NotFound,
+                        ..
+                    }) => open(100_000, 0.01),
+                    other => other,
+                }
+            }
+            (c, p) => open(c.unwrap_or(100_000), p.unwrap_or(0.01)),
         }
         .map_err(err)?;
         Ok(GrowableBloomFilter {

@@ -361,3 +361,51 @@ fn kinds_and_windows_are_checked_when_opening() {
     ));
     RedisBloomFilter::create(&v.url(), "plain", 1_000, 0.01).unwrap();
 }
+
+/// Two clients whose clocks differ by a year share a filter: the one ahead works at the
+/// server's clock (plus the one second tolerated), so the keys the other inserted a moment
+/// ago stay seen, in both modes; its own keys are seen from now on.
+#[test]
+fn a_client_a_year_ahead_forgets_nothing_for_the_others() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    for two_steps in [true, false] {
+        let name = format!("ahead-{two_steps}");
+        let open = || {
+            RedisExpiringBloomFilter::builder(&s.url(), &name)
+                .capacity(10_000)
+                .expire_after(DAY)
+                .direct_bitfield(two_steps)
+                .open_or_create_expiring()
+                .unwrap()
+        };
+        let (mut right, mut ahead) = (open(), open());
+        let keys: Vec<String> = (0..500).map(url).collect();
+        let now = SystemTime::now();
+        assert!(right
+            .insert_if_absent_many_at(&keys, now)
+            .unwrap()
+            .iter()
+            .all(|&x| x));
+        let year = SystemTime::now() + 365 * DAY;
+        let theirs: Vec<String> = (1_000..1_100).map(url).collect();
+        let fresh = ahead.insert_if_absent_many_at(&theirs, year).unwrap();
+        assert!(fresh.iter().all(|&x| x));
+        // The keys inside their window are seen by the one ahead and by the one right.
+        assert!(ahead
+            .contains_many_at(&keys, year)
+            .unwrap()
+            .iter()
+            .all(|&x| x));
+        let seen = right.contains_many(&keys).unwrap();
+        assert_eq!(
+            seen.iter().filter(|&&x| x).count(),
+            keys.len(),
+            "two steps {two_steps}"
+        );
+        assert!(right.contains_many(&theirs).unwrap().iter().all(|&x| x));
+        assert!(!right.insert_if_absent(&keys[7]).unwrap());
+    }
+}

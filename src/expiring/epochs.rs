@@ -54,13 +54,24 @@ impl ExpiringBloomFilter {
             self.sweep_if_owed(newest);
             return self.window.at(newest);
         }
-        let own = self.window.epoch_of_nanos(nanos);
+        // Guarantee 6: no call moves the filter past this machine's clock and the skew it
+        // tolerates (a time further ahead is a wrong clock, or a wrong `_at`: taken as that).
+        let own = self.window.epoch_of_nanos(nanos).min(self.latest_epoch());
         if own <= newest {
             return self
                 .window
                 .at(own.max(newest.saturating_sub(self.window.lag())));
         }
         self.advance(own)
+    }
+
+    /// The latest epoch a call may work in (guarantee 6): that of this machine's clock plus
+    /// the tolerated skew. Read only by calls that would move the newest epoch.
+    #[cold]
+    fn latest_epoch(&self) -> u64 {
+        let skew = super::window::SKEW.as_nanos() as u64;
+        self.window
+            .epoch_of_nanos(wall_clock_nanos().saturating_add(skew))
     }
 
     /// Moves the newest epoch on to `n`, sweeping the whole filter first where stamps could

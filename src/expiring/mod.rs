@@ -49,11 +49,15 @@ pub use window::ExpiryWindow;
 /// assert!(seen.insert_if_absent("https://example.com/"));  // new: fetch it
 /// assert!(!seen.insert_if_absent("https://example.com/")); // fetched within 30 days
 ///
-/// // With an explicit time (replaying a log, tests):
-/// let t = SystemTime::now();
-/// seen.insert_at("https://example.com/a", t);
-/// assert!(seen.contains_at("https://example.com/a", t + 29 * day));
-/// assert!(!seen.contains_at("https://example.com/a", t + seen.forgotten_after()));
+/// // With an explicit time (replaying a log, tests), at most this machine's clock:
+/// let log = ExpiringBloomFilter::builder().expire_after(30 * day).capacity(100_000).build()?;
+/// let t = SystemTime::now() - 60 * day;
+/// log.insert_at("https://example.com/a", t);
+/// assert!(log.contains_at("https://example.com/a", t + 29 * day));
+/// assert!(!log.contains_at("https://example.com/a", t + log.forgotten_after()));
+/// // A time ahead of the clock is taken as the clock (guarantee 6): nothing is forgotten.
+/// seen.insert_at("https://example.com/b", SystemTime::now() + 400 * day);
+/// assert!(seen.contains("https://example.com/"));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 ///
@@ -80,6 +84,16 @@ pub use window::ExpiryWindow;
 ///    step back, `_at` with an earlier time) works in the newest epoch minus the tolerated
 ///    lag (one second, rounded up to whole epochs), so it never reads as dead a stamp that
 ///    callers with the newest clock read as live.
+/// 6. **A clock ahead never makes a key inside its window new.** A call whose time is ahead
+///    of this machine's clock by more than the tolerated skew (one second) — a host whose
+///    clock runs a year ahead, an `_at` time in the future — is worked at this machine's
+///    clock plus the skew: it never moves the filter's newest epoch past the epoch of
+///    `now + 1 s`, so no stamp written inside its window reads as dead (by 1, every stamp
+///    written at `t ≤ now` is live until `t + W`). Its own inserts are stamped with that
+///    epoch, seen for a whole window from now. A machine whose clock is right is never
+///    held back: a filter reopened two months after its last use forgets what is older
+///    than the window at the first call. (A filter shared through Redis takes the server's
+///    clock as this reference.)
 ///
 /// Windows are at least one second long ([`Error::InvalidWindow`]). Epochs are counted
 /// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
@@ -252,7 +266,7 @@ impl ExpiringBloomFilter {
     /// use std::time::{Duration, SystemTime};
     /// let week = Duration::from_secs(7 * 86_400);
     /// let f = ExpiringBloomFilter::builder().expire_after(week).capacity(1000).build()?;
-    /// let t = SystemTime::now();
+    /// let t = SystemTime::now() - 2 * week; // times up to this machine's clock (guarantee 6)
     /// assert!(f.insert_if_absent_at("https://example.com/", t));
     /// assert!(!f.insert_if_absent_at("https://example.com/", t + week / 2)); // not renewed
     /// assert!(f.insert_if_absent_at("https://example.com/", t + f.forgotten_after()));

@@ -85,7 +85,7 @@ impl ExpiringBuilder {
     /// let open = || ExpiringBloomFilter::builder().expire_after(30 * day).capacity(100_000)
     ///     .open_file(&path);
     /// let seen = open()?;                                   // created
-    /// let t = SystemTime::now();
+    /// let t = SystemTime::now() - 40 * day;                 // a replay: up to the clock
     /// assert!(seen.insert_if_absent_at("https://example.com/", t));
     /// assert!(seen.is_file_backed());
     /// seen.flush()?;                                        // on disk now
@@ -247,7 +247,7 @@ impl ExpiringBloomFilter {
     /// use std::time::{Duration, SystemTime};
     /// let hour = Duration::from_secs(3600);
     /// let f = ExpiringBloomFilter::builder().expire_after(hour).capacity(1000).build()?;
-    /// let t = SystemTime::now();
+    /// let t = SystemTime::now() - 2 * hour;
     /// f.insert_at("https://example.com/", t);
     /// let mut bytes = Vec::new();
     /// f.write_to(&mut bytes)?;
