@@ -33,7 +33,8 @@
 //! word 0 the newest epoch any user has used, word 1 one more than the epoch of the last
 //! sweep (0: none yet), word 2 the window in nanoseconds, word 3 one more than the first
 //! epoch used (0: none), words 4 and 5 the sweep in progress (one more than its epoch in the
-//! high 40 bits; the chunks claimed, and done, in the low 24), the rest 0. Its other lines hold
+//! high 40 bits; the chunks claimed, and done, in the low 24), word 6 the time of the first
+//! call in nanoseconds since 1970 (0: none), word 7 0. Its other lines hold
 //! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
 //!
 //! Integrity: every open checks the header checksum (O(1)), so no parameter of a damaged

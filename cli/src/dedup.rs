@@ -99,11 +99,35 @@ fn state_err(path: &std::path::Path, e: blockbloom::Error) -> Failure {
              use another state)",
             path.display()
         )),
-        blockbloom::Error::Conflict { .. } => Failure::Usage(format!(
-            "state {}: {e}; omit --capacity, --fpr, --block-bits, --seed and --expire-after to use the \
-             state's own",
+        blockbloom::Error::Conflict {
+            what: "kind",
+            file,
+            requested,
+        } => Failure::Usage(format!(
+            "state {} is {file}, but this run asks for {requested}: use another state for it",
             path.display()
         )),
+        blockbloom::Error::Conflict {
+            what,
+            file,
+            requested,
+        } => {
+            // The flag's own spelling, as the user typed it.
+            let flag = match what {
+                "capacity" => "--capacity",
+                "target fpr" => "--fpr",
+                "block size" => "--block-bits",
+                "seed" => "--seed",
+                "expire-after" | "expire_after" => "--expire-after",
+                other => other,
+            };
+            Failure::Usage(format!(
+                "state {} was made with {flag} {file}, but this run asks for {flag} {requested}; \
+                 omit --capacity, --fpr, --block-bits, --seed and --expire-after to use the \
+                 state's own",
+                path.display()
+            ))
+        }
         // A state is never left empty by this program (it is written whole, then linked
         // into place): an empty file was made by hand (`touch`, `> FILE`).
         blockbloom::Error::Truncated
@@ -113,6 +137,14 @@ fn state_err(path: &std::path::Path, e: blockbloom::Error) -> Failure {
                 "state {}: the file is empty, not a blockbloom state (remove it to start one)",
                 path.display()
             ))
+        }
+        // A new state the flags ask too much of: the flags are wrong, not a state.
+        e @ (blockbloom::Error::TooLarge { .. }
+        | blockbloom::Error::UnreachableFpr(_)
+        | blockbloom::Error::InvalidWindow(_))
+            if !path.exists() =>
+        {
+            Failure::Usage(format!("state {}: {e}", path.display()))
         }
         e => Failure::Io(format!("state {}: {e}", path.display())),
     }
@@ -333,10 +365,9 @@ fn line_keys<'a>(
 fn decide(filter: &Filter, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Vec<bool>) {
     keep.clear();
     keep.resize(keys.len(), false);
-    let filter = filter.keys();
     if threads == 1 {
         let lines: Vec<Line<'_>> = keys.iter().map(|k| Line(k)).collect();
-        filter.insert_if_absent_many(&lines, keep);
+        filter.claim(&lines, keep);
         return;
     }
     std::thread::scope(|s| {
@@ -352,7 +383,7 @@ fn decide(filter: &Filter, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Ve
                         }
                     }
                     let mut won = vec![false; lines.len()];
-                    filter.insert_if_absent_many(&lines, &mut won);
+                    filter.claim(&lines, &mut won);
                     at.into_iter()
                         .zip(won)
                         .filter_map(|(i, w)| w.then_some(i))

@@ -142,7 +142,7 @@ impl Filter {
                 return conflict(
                     "kind",
                     "a filter that never forgets (made without --expire-after)".into(),
-                    format!("expire-after {}", human_duration(d)),
+                    format!("--expire-after {}", human_duration(d)),
                 )
             }
             _ => {}
@@ -155,7 +155,7 @@ impl Filter {
                 return conflict(
                     "kind",
                     "a growing filter (made without --capacity)".into(),
-                    format!("capacity {c}"),
+                    format!("a fixed --capacity {c}"),
                 )
             }
             (Filter::Fixed(f), Some(c)) if f.capacity() != c => {
@@ -295,6 +295,15 @@ impl Filter {
         }
     }
 
+    /// `keys().insert_if_absent_many`, at the test clock's time for an expiring filter when
+    /// one is set ([`test_clock`]).
+    pub(crate) fn claim(&self, lines: &[Line<'_>], out: &mut [bool]) {
+        match (self, test_clock()) {
+            (Filter::Expiring(e), Some(t)) => e.insert_if_absent_many_at(lines, t, out),
+            _ => self.keys().insert_if_absent_many(lines, out),
+        }
+    }
+
     /// Flushes and (if last) seals a state's files.
     pub(crate) fn close(self) -> Result<(), Error> {
         match self {
@@ -315,12 +324,12 @@ impl Filter {
                 100.0 * f.estimated_fpr(),
                 100.0 * f.target_fpr()
             )),
-            Filter::Expiring(e) if e.estimated_fpr() > e.target_fpr() => Some(format!(
+            Filter::Expiring(e) if expiring_fpr(e) > e.target_fpr() => Some(format!(
                 "{what} has seen more distinct lines per window than its capacity ({}): its \
                  false-positive rate is now {:.4}% (target {}%); start a new state with a \
                  larger --capacity",
                 e.capacity(),
-                100.0 * e.estimated_fpr(),
+                100.0 * expiring_fpr(e),
                 100.0 * e.target_fpr()
             )),
             _ => None,
@@ -345,6 +354,22 @@ fn first_layer_of(path: &Path) -> Option<PathBuf> {
     };
     let layers = chain.layer_paths();
     layers[1..].iter().any(|l| same(l, path)).then_some(first)
+}
+
+/// An expiring filter's rate now, or at the test clock's time.
+fn expiring_fpr(e: &ExpiringBloomFilter) -> f64 {
+    e.estimated_fpr_at(test_clock().unwrap_or_else(std::time::SystemTime::now))
+}
+
+/// For tests only: `BLOCKBLOOM_TEST_CLOCK`, seconds since 1970, is the time an expiring
+/// filter works at instead of now, so that a test of the window does not depend on how
+/// fast its runs finish. (A time ahead of this machine's clock is taken as the clock.)
+pub(crate) fn test_clock() -> Option<std::time::SystemTime> {
+    static CLOCK: std::sync::OnceLock<Option<std::time::SystemTime>> = std::sync::OnceLock::new();
+    *CLOCK.get_or_init(|| {
+        let secs: f64 = std::env::var("BLOCKBLOOM_TEST_CLOCK").ok()?.parse().ok()?;
+        std::time::UNIX_EPOCH.checked_add(Duration::try_from_secs_f64(secs).ok()?)
+    })
 }
 
 /// A key format (`UrlCanonicalizer::key_format`) as the options that make it.
@@ -405,9 +430,10 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         }
     };
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v * scale >= 1.0 => {
-            Duration::try_from_secs_f64(v * scale).map_err(|_| format!("too long: {s:?}"))
-        }
+        Ok(v) if v.is_finite() && v * scale >= 1.0 => Duration::try_from_secs_f64(v * scale)
+            .ok()
+            .filter(|&d| blockbloom::ExpiryWindow::new(d).is_ok())
+            .ok_or_else(|| format!("too long: {s:?} (at most 584 years)")),
         Ok(v) if v.is_finite() && v >= 0.0 => Err(format!(
             "{s:?} is shorter than 1s, the clock difference tolerated between runs"
         )),

@@ -215,7 +215,10 @@ impl From<blockbloom::Error> for Failure {
         match e {
             blockbloom::Error::InvalidFpr(_)
             | blockbloom::Error::UnreachableFpr(_)
-            | blockbloom::Error::ZeroCapacity => Failure::Usage(e.to_string()),
+            | blockbloom::Error::ZeroCapacity
+            | blockbloom::Error::InvalidWindow(_)
+            | blockbloom::Error::InvalidBlockBits(_)
+            | blockbloom::Error::TooLarge { .. } => Failure::Usage(e.to_string()),
             _ => Failure::Io(e.to_string()),
         }
     }

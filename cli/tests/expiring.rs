@@ -6,8 +6,18 @@
 mod common;
 use common::*;
 
-use std::time::{Duration, Instant};
+/// Runs `args` on `input` with the CLI's test clock at `secs` seconds since 1970.
+fn run_at(secs: f64, args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut cmd = bin();
+    cmd.args(args)
+        .env("BLOCKBLOOM_TEST_CLOCK", secs.to_string());
+    run_command(cmd, input)
+}
 
+/// With a window of 2 s (epochs of 0.5 s): runs within it print nothing, a run 2.5 s after
+/// the first (five epochs) prints every line again. The runs' time is the test clock's, so
+/// the test does not depend on how fast they finish (a loaded machine once took 2.7 s for
+/// three runs).
 #[test]
 fn a_line_is_new_again_after_the_window_and_not_within_it() {
     let dir = temp_dir("expire");
@@ -15,9 +25,8 @@ fn a_line_is_new_again_after_the_window_and_not_within_it() {
     let state = state.to_str().unwrap();
     let input = lines_of(0..2000);
     let args = state_args(state, &["--expire-after", "2s"]);
-    let started = Instant::now();
-    let first = run(&args, input.as_bytes());
-    let first_done = started.elapsed();
+    let t0 = 1_700_000_000.0; // at the start of an epoch; in the past, as test times must be
+    let first = run_at(t0, &args, input.as_bytes());
     assert!(
         first.status.success(),
         "{}",
@@ -28,32 +37,23 @@ fn a_line_is_new_again_after_the_window_and_not_within_it() {
         input.as_bytes(),
         "the first run prints every line"
     );
-    let second = run(&args, input.as_bytes());
+    let second = run_at(t0 + 1.9, &args, input.as_bytes());
     // The state's own window without --expire-after, still within it.
-    let own = run(&state_args(state, &[]), input.as_bytes());
-    let within = started.elapsed();
+    let own = run_at(t0 + 1.99, &state_args(state, &[]), input.as_bytes());
     assert!(second.status.success() && own.status.success());
-    assert!(
-        within < Duration::from_secs(2),
-        "the runs ended {within:?} after the first began"
-    );
     assert_eq!(
         count_lines(&second.stdout),
         0,
         "a second run within 2 s prints nothing"
     );
     assert_eq!(count_lines(&own.stdout), 0);
-
-    // Every line was inserted by `first_done` and is forgotten 2.5 s later at most (five
-    // epochs of 0.5 s): 3 s after the start, unless the first run itself was slow.
-    let forgotten = (first_done + Duration::from_millis(2600)).max(Duration::from_secs(3));
-    std::thread::sleep(forgotten.saturating_sub(started.elapsed()));
-    let third = run(&args, input.as_bytes());
+    // Five epochs after the first run's: forgotten.
+    let third = run_at(t0 + 2.5, &args, input.as_bytes());
     assert!(third.status.success());
     assert_eq!(
         third.stdout,
         input.as_bytes(),
-        "after 3 s every line is printed again"
+        "2.5 s later every line is printed again"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

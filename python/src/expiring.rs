@@ -22,15 +22,23 @@ use crate::*;
 /// `ExpiringBuilder::huge_pages`).
 /// About 11 bytes per key of the window at 1%. Bad parameters raise
 /// `ValueError`. The optional `at` of the key methods is the time of the call in seconds
-/// since 1970 (`time.time()`, the default): for replaying a log, and for tests.
+/// since 1970 (`time.time()`, the default): for replaying a log, and for tests. A time
+/// ahead of this machine's clock by more than a second is taken as the clock (a host whose
+/// clock runs ahead never makes the others forget a key inside its window).
 ///
 /// >>> import time
 /// >>> seen = ExpiringBloomFilter(1_000_000, 0.01, expire_after=30 * 86400)
 /// >>> seen.insert_if_absent("https://example.com/")
 /// True
-/// >>> seen.insert_if_absent("https://example.com/", at=time.time() + 29 * 86400)
+/// >>> seen.insert_if_absent("https://example.com/", at=time.time() + 400 * 86400)
 /// False
-/// >>> seen.insert_if_absent("https://example.com/", at=time.time() + 38 * 86400)
+/// >>> log = ExpiringBloomFilter(1_000_000, 0.01, expire_after=30 * 86400)
+/// >>> t = time.time() - 60 * 86400  # a replay of a log: times up to now
+/// >>> log.insert_if_absent("https://example.com/", at=t)
+/// True
+/// >>> log.insert_if_absent("https://example.com/", at=t + 29 * 86400)
+/// False
+/// >>> log.insert_if_absent("https://example.com/", at=t + 38 * 86400)
 /// True
 #[pyclass(frozen, module = "blockbloom")]
 pub(crate) struct ExpiringBloomFilter {

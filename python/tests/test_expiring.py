@@ -4,6 +4,7 @@ pickling, a file shared by processes, and the same stamps as the command line's.
 import copy
 import datetime
 import multiprocessing as mp
+import os
 import pickle
 import subprocess
 import time
@@ -13,7 +14,7 @@ import pytest
 from blockbloom import BloomFilter, ExpiringBloomFilter, SnapshotError
 
 HOUR = 3600.0
-T = 1_800_000_000.0  # a time (2027) at the start of an epoch of every window below
+T = 1_699_999_200.0  # a past time (2023: guarantee 6 takes later ones as now), at the start of an epoch of every window below
 KEYS = [f"https://example.org/page/{i}" for i in range(3000)]
 
 
@@ -123,28 +124,31 @@ def test_pool_workers_share_a_file_across_epochs(tmp_path, method):
 def test_a_state_of_the_command_line_answers_the_same(tmp_path, cli):
     state = tmp_path / "s.bloom"
     lines = "".join(f"{k}\n" for k in KEYS[:100])
+    # The command line's test clock: the run at T, so that Python can read the state
+    # before and after the window (times past the machine's clock would be taken as it).
     out = subprocess.run(
         [cli, "dedup", "--state", str(state), "--expire-after", "1h", "--capacity", "10000", "--seed", "99"],
         input=lines.encode(), capture_output=True, check=True,
+        env={**os.environ, "BLOCKBLOOM_TEST_CLOCK": str(T)},
     )
     assert out.stdout.decode() == lines
     f = ExpiringBloomFilter.open_file(state)
     assert f.seed == 99 and f.expire_after == HOUR
-    assert all(f.contains_many(KEYS[:100])) and not any(f.contains_many(KEYS[100:200]))
+    assert all(f.contains_many(KEYS[:100], at=T + 1)) and not any(f.contains_many(KEYS[100:200], at=T + 1))
     # The same keys stamp the same slots as in a filter made here (the stamps' values are
     # their epochs: compared as used or not, so that an epoch change between the two
     # cannot fail the test).
     g = ExpiringBloomFilter(f.capacity, f.target_fpr, expire_after=HOUR, seed=99)
-    g.update(KEYS[:100])
+    g.update(KEYS[:100], at=T)
 
     used = bytes((b & 0x0F != 0) | (b & 0xF0 != 0) << 1 for b in range(256))
 
     def slots(snapshot):
         # Each byte's two stamps as used or not; after the header and the clock line, no checksum.
-        return snapshot[64 + 64 : -8].translate(used)
+        return snapshot[128 + 64 : -8].translate(used)
 
     same = slots(g.to_bytes()) == slots(ExpiringBloomFilter.from_bytes(f.to_bytes()).to_bytes())
     assert same, "the CLI and Python stamped different slots"
     # Reads later in the window, and after it (these move the file's clock on).
-    assert all(f.contains_many(KEYS[:100], at=time.time() + 0.9 * HOUR))
-    assert not any(f.contains_many(KEYS[:100], at=time.time() + 1.3 * HOUR))
+    assert all(f.contains_many(KEYS[:100], at=T + 0.9 * HOUR))
+    assert not any(f.contains_many(KEYS[:100], at=T + 1.3 * HOUR))

@@ -12,7 +12,7 @@ import pytest
 from blockbloom import ExpiringBloomFilter, RedisBloomFilter, RedisError, RedisExpiringBloomFilter
 
 HOUR = 3600.0
-T = 1_800_000_000.0  # a time (2027) at the start of an epoch of every window below
+T = 1_699_999_200.0  # a past time (2023: guarantee 6 takes later ones as now), at the start of an epoch of every window below
 KEYS = [f"https://example.org/page/{i}" for i in range(2000)]
 
 

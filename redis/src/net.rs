@@ -73,8 +73,31 @@ fn client(url: &str) -> RedisResult<redis::Client> {
     redis::Client::open(url)
 }
 
+/// A connection error that names where the connection went ("Connection refused" alone
+/// does not): the same kind of I/O error (refused, timed out, dropped), so that every rule
+/// that looks at it reads it as before.
+fn naming(e: RedisError, addr: &dyn std::fmt::Display) -> RedisError {
+    use std::io::ErrorKind as K;
+    if !e.is_io_error() {
+        return e;
+    }
+    let kind = if e.is_connection_refusal() {
+        K::ConnectionRefused
+    } else if e.is_timeout() {
+        K::TimedOut
+    } else if e.is_connection_dropped() {
+        K::ConnectionReset
+    } else {
+        K::Other
+    };
+    RedisError::from(std::io::Error::new(kind, format!("{addr}: {e}")))
+}
+
 fn open(url: &str, timeout: Duration) -> RedisResult<Connection> {
-    let c = client(url)?.get_connection_with_timeout(timeout)?;
+    let client = client(url)?;
+    let c = client
+        .get_connection_with_timeout(timeout)
+        .map_err(|e| naming(e, &client.get_connection_info().addr))?;
     c.set_read_timeout(Some(timeout))?;
     c.set_write_timeout(Some(timeout))?;
     Ok(c)
@@ -269,7 +292,9 @@ impl Net {
         let r = match &mut self.topo {
             Topology::Single { client, conn } => {
                 if conn.is_none() {
-                    let c = client.get_connection_with_timeout(timeout)?;
+                    let c = client
+                        .get_connection_with_timeout(timeout)
+                        .map_err(|e| naming(e, &client.get_connection_info().addr))?;
                     c.set_read_timeout(Some(timeout))?;
                     c.set_write_timeout(Some(timeout))?;
                     *conn = Some(c);

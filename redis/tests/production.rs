@@ -506,3 +506,18 @@ fn a_copy_of_a_filter_that_lost_a_shard_is_state_lost() {
         assert!(f.insert_if_absent("a new key").is_ok());
     }
 }
+
+/// A server that refuses the connection is named in the error: the address, not only
+/// "Connection refused".
+#[test]
+fn a_refused_connection_names_the_address() {
+    let port = common::free_port();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let e = blockbloom_redis::RedisBloomFilter::open(&url, "x").unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert!(
+        matches!(e, blockbloom_redis::Error::Redis(ref r) if r.is_connection_refusal()),
+        "{e:?}"
+    );
+}

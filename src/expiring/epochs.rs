@@ -14,12 +14,20 @@
 //! passes that never complete).
 
 use super::window::{Epoch, Sweep};
-use super::{ExpiringBloomFilter, FIRST, NEWEST, PASS, PASS_DONE, SWEPT};
+use super::{ExpiringBloomFilter, FIRST, FIRST_AT, NEWEST, PASS, PASS_DONE, SWEPT};
 use crate::block::Block;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
 use core::cmp::Ordering::{Equal, Greater, Less};
 use std::time::SystemTime;
+
+/// The latest time a call may work at (guarantee 6), in nanoseconds since 1970: this
+/// machine's clock plus the tolerated skew. Read only by calls that would move the newest
+/// epoch.
+#[cold]
+fn latest_nanos() -> u64 {
+    wall_clock_nanos().saturating_add(super::window::SKEW.as_nanos() as u64)
+}
 
 /// Lines a call sweeps at most for its epoch's pass: 64 KiB, about 26 µs at the sweep's
 /// speed (docs/PERFORMANCE.md, "The sweep"). One under loom, whose models race the calls
@@ -49,42 +57,47 @@ impl ExpiringBloomFilter {
     #[inline]
     fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
         let newest = self.clock(NEWEST).load(Acquire);
-        if self.window.is_in(nanos, newest) {
+        // (Newest epoch 0 is also a filter no call has used: its first call goes on, to
+        // record its first epoch, even in epoch 0.)
+        if self.window.is_in(nanos, newest) && newest != 0 {
             // Most calls: no division, and the pass of this epoch done.
             self.sweep_if_owed(newest);
             return self.window.at(newest);
         }
-        // Guarantee 6: no call moves the filter past this machine's clock and the skew it
-        // tolerates (a time further ahead is a wrong clock, or a wrong `_at`: taken as that).
-        let own = self.window.epoch_of_nanos(nanos).min(self.latest_epoch());
-        if own <= newest {
+        let mut own = self.window.epoch_of_nanos(nanos);
+        let mut nanos = nanos;
+        if own > newest {
+            // Guarantee 6: no call moves the filter past this machine's clock and the skew
+            // it tolerates (a time further ahead is a wrong clock, or a wrong `_at`).
+            let latest = latest_nanos();
+            if nanos > latest {
+                (own, nanos) = (self.window.epoch_of_nanos(latest), latest);
+            }
+        }
+        if own < newest || (own == newest && self.clock(FIRST).load(Relaxed) != 0) {
             return self
                 .window
                 .at(own.max(newest.saturating_sub(self.window.lag())));
         }
-        self.advance(own)
-    }
-
-    /// The latest epoch a call may work in (guarantee 6): that of this machine's clock plus
-    /// the tolerated skew. Read only by calls that would move the newest epoch.
-    #[cold]
-    fn latest_epoch(&self) -> u64 {
-        let skew = super::window::SKEW.as_nanos() as u64;
-        self.window
-            .epoch_of_nanos(wall_clock_nanos().saturating_add(skew))
+        self.advance(own, nanos)
     }
 
     /// Moves the newest epoch on to `n`, sweeping the whole filter first where stamps could
     /// otherwise alias: the newest epoch never gets `sweep_margin` epochs past the last
     /// completed pass's, so that every stamp in the filter reads unambiguously against it.
     /// Otherwise `n`'s pass is owed, and this call sweeps its first chunk.
+    /// `nanos`: the call's time, recorded if it is the filter's first.
     #[cold]
-    fn advance(&self, n: u64) -> Epoch {
+    fn advance(&self, n: u64, nanos: u64) -> Epoch {
         let mut swept = self.clock(SWEPT).load(Acquire);
         if swept == 0 {
-            let _ = self
+            if self
                 .clock(FIRST)
-                .compare_exchange(0, n + 1, Relaxed, Relaxed);
+                .compare_exchange(0, n + 1, Relaxed, Relaxed)
+                .is_ok()
+            {
+                self.clock(FIRST_AT).store(nanos, Relaxed);
+            }
             match self
                 .clock(SWEPT)
                 .compare_exchange(0, n + 1, AcqRel, Acquire)

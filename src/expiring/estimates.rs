@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use super::window::live_slots;
 use super::ExpiringBloomFilter;
 use crate::math::COUNTERS_PER_BLOCK;
-use crate::sync::Ordering::Relaxed;
+use crate::sync::Ordering::{Acquire, Relaxed};
 
 impl ExpiringBloomFilter {
     /// The false-positive rate now: [`estimated_fpr_at`](Self::estimated_fpr_at) with
@@ -18,7 +18,9 @@ impl ExpiringBloomFilter {
     }
 
     /// The false-positive rate at `t`, from the stamps live then (reads the whole filter):
-    /// the mean over lines of `(live stamps / 128)^k`.
+    /// the mean over lines of `(live stamps / 128)^k`. It changes nothing, the filter's clock
+    /// included: for a `t` past the newest epoch any call has used, the rate at that epoch
+    /// (an upper bound), and 0 once `t` is a whole window past it.
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn estimated_fpr_at(&self, t: SystemTime) -> f64 {
@@ -40,9 +42,19 @@ impl ExpiringBloomFilter {
         n.round() as u64
     }
 
+    /// Each line's count of stamps live at `t`, read without moving the filter's clock (an
+    /// estimate changes nothing): at an epoch past the newest any call used, the stamps
+    /// live at the newest (an upper bound), none once `t` is a whole window past it.
     fn live_per_line(&self, t: SystemTime) -> impl Iterator<Item = u32> + '_ {
-        let e = self.epoch_at(t);
+        let newest = self.clock(super::NEWEST).load(Acquire);
+        let own = self.window.epoch_of(t);
+        let forgotten = own > newest.saturating_add(super::window::GENERATIONS);
+        let read = own.clamp(newest.saturating_sub(self.window.lag()), newest);
+        let e = self.window.at(read);
         self.stamp_lines().iter().map(move |b| {
+            if forgotten {
+                return 0;
+            }
             b.words()
                 .iter()
                 .map(|w| live_slots(w.load(Relaxed), 0x1111_1111_1111_1111, &e).count_ones())

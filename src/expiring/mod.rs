@@ -131,6 +131,9 @@ const FIRST: usize = 3;
 const PASS: usize = 4;
 /// The pass whose chunks are being counted done, and how many are.
 const PASS_DONE: usize = 5;
+/// The time of the first call, in nanoseconds since 1970 (0: never used, or a file of a
+/// build that did not record it).
+const FIRST_AT: usize = 6;
 
 impl ExpiringBloomFilter {
     /// Options for a new filter: [`expire_after`](ExpiringBuilder::expire_after) and
@@ -321,8 +324,8 @@ impl ExpiringBloomFilter {
     }
 
     /// When the oldest generation of stamps still live now began: the start of the epoch
-    /// four before the current one, or of the filter's first use if that is later; `None`
-    /// if no call has used the filter yet. Keys inserted since then can still be seen.
+    /// four before the current one, or the filter's first use if that is later; `None` if
+    /// no call has used the filter yet. Keys inserted since then can still be seen.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;
@@ -339,7 +342,12 @@ impl ExpiringBloomFilter {
         let first = self.clock(FIRST).load(Relaxed).checked_sub(1)?;
         let now = self.window.epoch_of(SystemTime::now());
         let oldest = first.max(now.saturating_sub(window::GENERATIONS));
-        Some(std::time::UNIX_EPOCH + self.window.start_of(oldest))
+        let start = self.window.start_of(oldest);
+        // The first call's own time, once its epoch is the oldest (a new filter's first
+        // generation began then, not at the start of its epoch).
+        let first_at = Duration::from_nanos(self.clock(FIRST_AT).load(Relaxed));
+        let in_oldest = first_at >= start && first_at < start + self.window.epoch();
+        Some(std::time::UNIX_EPOCH + if in_oldest { first_at } else { start })
     }
 
     /// Not public API: the key's stamps (low bit of each 4-bit stamp, per word), for the

@@ -412,3 +412,29 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
         assert!(core::ptr::eq(words, f.stamp_lines()[p.line()].words()));
     }
 }
+
+/// A filter first used in epoch 0 (an `_at` time in 1970) records it: its oldest generation
+/// is known, and its first advance is the one that knows no stamp is written yet.
+#[test]
+fn a_first_call_in_epoch_zero_is_recorded() {
+    let f = filter(DAY, 1_000, 0.01);
+    assert_eq!(f.oldest_generation_start(), None);
+    let one = UNIX_EPOCH + Duration::from_secs(1);
+    assert!(f.insert_if_absent_at("k", one));
+    assert_eq!(f.clock(FIRST).load(Relaxed), 1);
+    assert_eq!(f.clock(SWEPT).load(Relaxed), 1);
+    assert!(!f.insert_if_absent_at("k", one + Duration::from_secs(2)));
+    assert!(f.oldest_generation_start().is_some());
+}
+
+/// A new filter's oldest generation began at its first call, not at the start of the
+/// epoch that call fell in (a 30-day window's epochs are 7.5 days long).
+#[test]
+fn the_oldest_generation_of_a_new_filter_began_at_its_first_call() {
+    let f = filter(30 * DAY, 1_000, 0.01);
+    let before = std::time::SystemTime::now();
+    f.insert("k");
+    let after = std::time::SystemTime::now();
+    let started = f.oldest_generation_start().unwrap();
+    assert!(before <= started && started <= after, "{started:?}");
+}

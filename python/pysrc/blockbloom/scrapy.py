@@ -140,6 +140,14 @@ class _LogMixin:
         )
 
 
+def _test_clock(settings: Any) -> Optional[float]:
+    """``BLOCKBLOOM_TEST_CLOCK``: for tests only, the time (seconds since 1970) an expiring
+    filter works at instead of now, so that a test of the window does not depend on how
+    fast its crawls run. Unset in production."""
+    value = settings.get("BLOCKBLOOM_TEST_CLOCK")
+    return None if value is None else float(value)
+
+
 class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints, or,
     with ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``), on an expiring one: a request is
@@ -160,9 +168,12 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         fingerprinter: Any = None,
         stats: Any = None,
         expire_after: Optional[float] = None,
+        clock: Optional[float] = None,
     ) -> None:
         self._init_log(debug, stats)
         self.fingerprinter = fingerprinter
+        #: For tests: the time (seconds since 1970) an expiring filter works at, else now.
+        self.clock = clock
         self.path = os.path.join(path, STATE_FILE) if path else None
         self._growth_warned = False
         self._retry_growth_at: Optional[float] = None
@@ -201,6 +212,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
             expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
+            clock=_test_clock(s),
         )
 
     def request_seen(self, request: Any) -> bool:
@@ -217,7 +229,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         ``growth_retry_seconds`` (1 s), so the crawl recovers once the cause is removed."""
         fingerprint = self.fingerprinter.fingerprint(request)
         if isinstance(self.seen, ExpiringBloomFilter):
-            return not self.seen.insert_if_absent(fingerprint)
+            return not self.seen.insert_if_absent(fingerprint, at=self.clock)
         if self._retry_growth_at is None or time.monotonic() >= self._retry_growth_at:
             try:
                 self.seen.try_reserve(1)
@@ -283,9 +295,12 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         expire_after: Optional[float] = None,
         fingerprinter: Any = None,
         stats: Any = None,
+        clock: Optional[float] = None,
     ) -> None:
         self._init_log(debug, stats)
         self.url, self.key = url, key
+        #: For tests: the time (seconds since 1970) an expiring filter works at, else now.
+        self.clock = clock
         self.fingerprinter = fingerprinter
         self._params = (capacity, fpr, local_front or None, timeout, expire_after or None)
         # While Redis cannot answer: the fingerprints let through meanwhile.
@@ -324,6 +339,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
+            clock=_test_clock(s),
         )
         # scrapy-redis' scheduler never calls `close`: report at the spider's close too.
         crawler.signals.connect(df.report_false_positives, signal=signals.spider_closed)
@@ -382,13 +398,19 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         """Inserts `fp`: whether it was there. Raises `RedisError` if Redis cannot answer."""
         if self.seen is None:
             self.seen = self._open()
+        seen = self.seen
+        if isinstance(seen, RedisExpiringBloomFilter):
+            clock = self.clock
+            claim = lambda: seen.insert_if_absent(fp, at=clock)  # noqa: E731
+        else:
+            claim = lambda: seen.insert_if_absent(fp)  # noqa: E731
         try:
-            return not self.seen.insert_if_absent(fp)
+            return not claim()
         except StateLost:
             # The filter in Redis was lost (restart, eviction, FLUSHALL) and is re-armed:
             # the request is decided again there (requests seen before may be fetched again).
             self.logger.warning("blockbloom: the filter %s in Redis was lost and re-armed", self.key)
-            return not self.seen.insert_if_absent(fp)
+            return not claim()
 
     def clear(self) -> None:
         """Deletes the filter in Redis (scrapy-redis' scheduler calls it on close when
