@@ -58,7 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let loaded = ms(t);
     assert!(g.contains(&url(7)));
     drop(g);
-    println!("open_file_existing (header only): {opened:.2} ms; load (read and verify): {loaded:.0} ms");
+    println!(
+        "open_file_existing (header only): {opened:.2} ms; load (read and verify): {loaded:.0} ms"
+    );
     std::fs::remove_file(&big)?;
 
     // Throughput: the same calls on a filter in memory, then through one file from one

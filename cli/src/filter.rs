@@ -384,10 +384,15 @@ pub(crate) fn describe_key_format(k: u64) -> String {
     if k & 4 != 0 {
         s.push_str(" --strip-trailing-slash");
     }
+    if k & 8 != 0 {
+        s.push_str(" --keep-fragments");
+    }
+    if k & 16 != 0 {
+        s.push_str(" --drop-blank-values");
+    }
     if k >> 8 != 0 {
         s.push_str(&format!(
-            " with query arguments stripped (--strip-tracking-params or --strip-param; names' \
-             hash {:06x})",
+            " with query arguments stripped or another --query-separator (names' hash {:06x})",
             (k >> 8) & 0xff_ffff
         ));
     }

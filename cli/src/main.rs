@@ -92,6 +92,18 @@ enum Cmd {
         /// trailing * matches a prefix: sessionid, ref_*).
         #[arg(long, value_name = "NAME", requires = "canonical_urls")]
         strip_param: Vec<String>,
+        /// With --canonical-urls: keep the #fragment (w3lib's keep_fragments=True; pages a
+        /// browser renders per fragment are then told apart).
+        #[arg(long, requires = "canonical_urls")]
+        keep_fragments: bool,
+        /// With --canonical-urls: drop query arguments without a value (a=, a), as w3lib's
+        /// keep_blank_values=False.
+        #[arg(long, requires = "canonical_urls")]
+        drop_blank_values: bool,
+        /// With --canonical-urls: the query's argument separator (w3lib's query_separator;
+        /// default &).
+        #[arg(long, value_name = "SEP", requires = "canonical_urls")]
+        query_separator: Option<String>,
         /// With --canonical-urls, lossy: drop a scheme's default port (:80, :443).
         #[arg(long, requires = "canonical_urls")]
         strip_default_port: bool,
@@ -252,10 +264,20 @@ fn main() -> ExitCode {
             strip_param,
             strip_default_port,
             strip_trailing_slash,
+            keep_fragments,
+            drop_blank_values,
+            query_separator,
             stats,
         } => {
             let canonical_urls = canonical_urls.then(|| {
-                let mut pages = blockbloom::url::UrlCanonicalizer::new();
+                let mut pages = blockbloom::url::UrlCanonicalizer::new()
+                    .query_separator(query_separator.as_deref().unwrap_or("&"));
+                if keep_fragments {
+                    pages = pages.keep_fragments();
+                }
+                if drop_blank_values {
+                    pages = pages.drop_blank_values();
+                }
                 if strip_tracking_params {
                     pages = pages.strip_tracking_params();
                 }

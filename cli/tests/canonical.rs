@@ -104,3 +104,45 @@ fn lossy_options_merge_more_spellings_and_need_the_flag() {
         "--strip-… needs --canonical-urls"
     );
 }
+
+/// w3lib's other arguments as flags: `--keep-fragments` tells `#x` from `#y`,
+/// `--drop-blank-values` merges `?a=1&b=` with `?a=1`, `--query-separator ';'` sorts the
+/// arguments between `;`. Each is recorded in a state: a run without it is refused.
+#[test]
+fn w3lib_s_arguments_as_flags() {
+    let lines = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).lines().count();
+    let input = b"http://a.com/#x\nhttp://a.com/#y\nhttp://a.com/#x\n";
+    assert_eq!(lines(&run(&["dedup", "--canonical-urls"], input)), 1);
+    assert_eq!(
+        lines(&run(
+            &["dedup", "--canonical-urls", "--keep-fragments"],
+            input
+        )),
+        2
+    );
+    let blank = b"http://a.com/?a=1&b=\nhttp://a.com/?a=1\n";
+    assert_eq!(lines(&run(&["dedup", "--canonical-urls"], blank)), 2);
+    assert_eq!(
+        lines(&run(
+            &["dedup", "--canonical-urls", "--drop-blank-values"],
+            blank
+        )),
+        1
+    );
+    let semi = b"http://a.com/?b=2;a=1\nhttp://a.com/?a=1;b=2\n";
+    assert_eq!(lines(&run(&["dedup", "--canonical-urls"], semi)), 2);
+    let args = ["dedup", "--canonical-urls", "--query-separator", ";"];
+    assert_eq!(lines(&run(&args, semi)), 1);
+    let dir = temp_dir("canonical-flags");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let with = run(
+        &state_args(state, &["--canonical-urls", "--keep-fragments"]),
+        input,
+    );
+    assert!(with.status.success());
+    let without = run(&state_args(state, &["--canonical-urls"]), input);
+    assert_eq!(without.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("--keep-fragments"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -41,6 +41,15 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RedisExpiringBloomFilter>()?;
     m.add_function(wrap_pyfunction!(url::canonicalize_url, m)?)?;
     m.add_function(wrap_pyfunction!(url::request_fingerprint, m)?)?;
+    // `canonicalize_url(..., encoding=...)` decodes bytes as w3lib does: undecodable bytes
+    // as `%XX`.
+    m.py().import("codecs")?.call_method1(
+        "register_error",
+        (
+            url::PERCENT_ENCODE,
+            wrap_pyfunction!(url::percent_encode_errors, m)?,
+        ),
+    )?;
     m.add("SnapshotError", m.py().get_type::<SnapshotError>())?;
     m.add("RedisError", m.py().get_type::<RedisError>())?;
     m.add("StateLost", m.py().get_type::<StateLost>())?;

@@ -168,3 +168,88 @@ def test_lossy_options_are_off_by_default_and_strip_what_they_name():
     assert blockbloom.canonicalize_url(url, strip_params=("utm_*", "g*")) == "http://ex.com:80/a/?b=2&sid=1"
     with pytest.raises(TypeError):
         blockbloom.canonicalize_url(url, strip_params="sid")  # a str is not a list of names
+
+
+ENCODINGS = [None, "utf-8", "latin-1", "cp1251", "gbk", "shift_jis", "utf-16", "ascii"]
+SEPARATORS = ["&", ";", "|", "&amp;"]
+NON_ASCII_ARGS = ["q=\u00e9t\u00e9", "\u0434=\u0430", "w=\u4e2d\u6587", "k=\u00ff;x=1", "p=a|b", "x=1&amp;y=2"]
+
+
+def outcome(call, *args, **kwargs):
+    """What a call gives: its value, or the type of the exception it raises."""
+    try:
+        return call(*args, **kwargs)
+    except (ValueError, LookupError, TypeError) as e:
+        return type(e)
+
+
+def test_w3lib_s_arguments_give_w3lib_s_answers():
+    """canonicalize_url(url, keep_blank_values, keep_fragments, encoding, query_separator=...)
+    with a str, bytes or parsed URL: 100,000 random cases, the same answers (or the same
+    exception) as w3lib's."""
+    from urllib.parse import urlparse
+
+    rng = random.Random(50)
+    differ, compared = [], 0
+    for _ in range(100_000):
+        url = random_url(rng)
+        if rng.random() < 0.4:
+            url += ("&" if "?" in url else "?") + rng.choice(NON_ASCII_ARGS)
+        encoding = rng.choice(ENCODINGS)
+        form = rng.choice(["str", "str", "bytes", "parsed"])
+        if form == "bytes":
+            arg = url.encode(rng.choice(["utf-8", "latin-1", "cp1251"]), errors="ignore")
+        elif form == "parsed":
+            try:
+                arg = urlparse(url)
+            except ValueError:  # urlparse's own refusal (a bracketed IPv4 address, ...)
+                continue
+        else:
+            arg = url
+        kwargs = {"query_separator": rng.choice(SEPARATORS)}
+        args = (arg, rng.random() < 0.5, rng.random() < 0.5, encoding)
+        want = outcome(w3lib_url.canonicalize_url, *args, **kwargs)
+        got = outcome(blockbloom.canonicalize_url, *args, **kwargs)
+        compared += 1
+        if got != want:
+            differ.append((args, kwargs, got, want))
+    by = {}
+    for args, kwargs, _, _ in differ:
+        key = (type(args[0]).__name__, args[3], kwargs["query_separator"])
+        by[key] = by.get(key, 0) + 1
+    assert differ == [], f"{len(differ)} of {compared} differ ({by}), first: {differ[:3]}"
+
+
+def test_a_lone_surrogate_is_a_unicode_encode_error_as_in_w3lib():
+    with pytest.raises(UnicodeEncodeError):
+        w3lib_url.canonicalize_url("http://example.com/\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        blockbloom.canonicalize_url("http://example.com/\ud800")
+    with pytest.raises(TypeError):
+        blockbloom.canonicalize_url(42)
+
+
+def test_scrapy_s_fingerprint_arguments_give_scrapy_s_fingerprints():
+    """request_fingerprint(url, method, body, headers=..., include_headers=...,
+    keep_fragments=...) against scrapy.utils.request.fingerprint(Request(...), ...)."""
+    rng = random.Random(51)
+    names = ["Accept-Language", "accept-language", "Cookie", "X-Token", "Content-Type", "x-missing"]
+    values = ["en", "fr", b"id=1", "\u00e9", b"\xff", ["a", "b"], [b"c"]]
+    compared = 0
+    for _ in range(20_000):
+        url, method = random_url(rng), rng.choice(["GET", "post"])
+        body = rng.choice([b"", b"a=1", "\u00e9"])
+        headers = {rng.choice(names[:5]): rng.choice(values) for _ in range(rng.randrange(4))}
+        include = rng.sample(names, rng.randrange(4)) or None
+        keep = rng.random() < 0.5
+        try:
+            request = Request(url, method=method, body=body, headers=headers)
+        except ValueError:
+            continue
+        want = scrapy_request.fingerprint(request, include_headers=include, keep_fragments=keep)
+        got = blockbloom.request_fingerprint(
+            url, method, body, headers=headers, include_headers=include, keep_fragments=keep
+        )
+        assert got == want, (url, method, body, headers, include, keep)
+        compared += 1
+    assert compared > 6_000  # 7,206 of the 20,000 (seed 51) are requests Scrapy accepts

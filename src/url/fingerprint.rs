@@ -3,7 +3,7 @@
 
 use core::fmt::Write;
 
-use super::{canonicalize_url, safe_url_string, InvalidUrl};
+use super::{canonicalize_with, safe_url_string, InvalidUrl, QueryRules};
 
 /// The 20 bytes Scrapy's default request fingerprinter gives a `Request(url, method,
 /// body=body)`: the key `RedisBloomDupeFilter` and Scrapy's own dupefilter use, so that a
@@ -23,25 +23,109 @@ use super::{canonicalize_url, safe_url_string, InvalidUrl};
 /// # Ok::<(), blockbloom::url::InvalidUrl>(())
 /// ```
 pub fn request_fingerprint(method: &str, url: &str, body: &[u8]) -> Result<[u8; 20], InvalidUrl> {
+    request_fingerprint_with(method, url, body, &[], &[], false)
+}
+
+/// Scrapy's `fingerprint(request, include_headers=…, keep_fragments=…)`:
+/// [`request_fingerprint`] with the request's `headers` (name, value; a name may repeat,
+/// for several values) whose names are in `include_headers` (compared without case, as
+/// Scrapy's `Headers` does), and with the URL's fragment kept if `keep_fragments`.
+///
+/// ```
+/// use blockbloom::url::{request_fingerprint, request_fingerprint_with};
+///
+/// let url = "http://example.com/a#b";
+/// let headers: [(&[u8], &[u8]); 2] = [(b"Accept-Language", b"en"), (b"Cookie", b"id=1")];
+/// // Without `include_headers` and `keep_fragments`, as `request_fingerprint`:
+/// assert_eq!(
+///     request_fingerprint_with("GET", url, b"", &headers, &[], false)?,
+///     request_fingerprint("GET", url, b"")?
+/// );
+/// let by_language = request_fingerprint_with("GET", url, b"", &headers, &[b"accept-language"], false)?;
+/// assert_ne!(by_language, request_fingerprint("GET", url, b"")?);
+/// let by_fragment = request_fingerprint_with("GET", url, b"", &[], &[], true)?;
+/// assert_ne!(by_fragment, request_fingerprint("GET", "http://example.com/a#c", b"")?);
+/// # Ok::<(), blockbloom::url::InvalidUrl>(())
+/// ```
+///
+/// # Errors
+/// As [`request_fingerprint`].
+pub fn request_fingerprint_with(
+    method: &str,
+    url: &str,
+    body: &[u8],
+    headers: &[(&[u8], &[u8])],
+    include_headers: &[&[u8]],
+    keep_fragments: bool,
+) -> Result<[u8; 20], InvalidUrl> {
     let safe = safe_url_string(url)?;
     if !safe.contains("://") && !safe.starts_with("about:") && !safe.starts_with("data:") {
         return Err(InvalidUrl(
             "no scheme:// (Scrapy's \"Missing scheme in request url\")",
         ));
     }
-    let canonical = canonicalize_url(&safe)?;
+    let rules = QueryRules {
+        keep_fragments,
+        ..QueryRules::default()
+    };
+    let canonical = canonicalize_with(safe.as_bytes(), &rules)?;
     // json.dumps({...}, sort_keys=True): keys in order, ", " and ": " between, ASCII only.
     let mut json = String::with_capacity(canonical.len() + 2 * body.len() + 64);
     json.push_str("{\"body\": \"");
-    for b in body {
-        let _ = write!(json, "{b:02x}");
+    push_hex(body, &mut json);
+    json.push_str("\", \"headers\": {");
+    // {hex(lower-cased name): [hex(value), ...]} for each included name the request has,
+    // by key.
+    let mut included: Vec<(String, Vec<&[u8]>)> = Vec::new();
+    for name in include_headers {
+        let key = hex(&name.to_ascii_lowercase());
+        if included.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        let values: Vec<&[u8]> = headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, v)| v)
+            .collect();
+        if !values.is_empty() {
+            included.push((key, values));
+        }
     }
-    json.push_str("\", \"headers\": {}, \"method\": ");
+    included.sort();
+    for (i, (key, values)) in included.iter().enumerate() {
+        if i > 0 {
+            json.push_str(", ");
+        }
+        let _ = write!(json, "\"{key}\": [");
+        for (j, v) in values.iter().enumerate() {
+            if j > 0 {
+                json.push_str(", ");
+            }
+            json.push('"');
+            push_hex(v, &mut json);
+            json.push('"');
+        }
+        json.push(']');
+    }
+    json.push_str("}, \"method\": ");
     push_json_string(&method.to_uppercase(), &mut json);
     json.push_str(", \"url\": ");
     push_json_string(&canonical, &mut json);
     json.push('}');
     Ok(sha1_smol::Sha1::from(json.as_bytes()).digest().bytes())
+}
+
+/// `bytes.hex()`.
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(2 * bytes.len());
+    push_hex(bytes, &mut out);
+    out
+}
+
+fn push_hex(bytes: &[u8], out: &mut String) {
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
 }
 
 /// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.

@@ -53,7 +53,7 @@ mod strip;
 
 use core::fmt;
 
-pub use fingerprint::request_fingerprint;
+pub use fingerprint::{request_fingerprint, request_fingerprint_with};
 pub use strip::{UrlCanonicalizer, TRACKING_PARAMS};
 
 /// Why a URL has no canonical form (w3lib raises `ValueError` for the same inputs): an
@@ -100,8 +100,33 @@ const USES_NETLOC: [&str; 26] = [
 /// # Ok::<(), blockbloom::url::InvalidUrl>(())
 /// ```
 pub fn canonicalize_url<U: AsRef<[u8]> + ?Sized>(url: &U) -> Result<String, InvalidUrl> {
-    let parts = split::safe_split(&split::prepare(url.as_ref()))?;
-    Ok(canonicalize_parts(parts))
+    canonicalize_with(url.as_ref(), &QueryRules::default())
+}
+
+/// w3lib's `canonicalize_url` arguments other than the URL and its encoding:
+/// `keep_blank_values`, `keep_fragments`, `query_separator` (set through
+/// [`UrlCanonicalizer`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct QueryRules<'s> {
+    pub(crate) keep_blank_values: bool,
+    pub(crate) keep_fragments: bool,
+    pub(crate) separator: &'s str,
+}
+
+impl Default for QueryRules<'_> {
+    fn default() -> Self {
+        QueryRules {
+            keep_blank_values: true,
+            keep_fragments: false,
+            separator: "&",
+        }
+    }
+}
+
+/// [`canonicalize_url`] with w3lib's other arguments.
+pub(crate) fn canonicalize_with(url: &[u8], rules: &QueryRules<'_>) -> Result<String, InvalidUrl> {
+    let parts = split::safe_split(&split::prepare(url))?;
+    Ok(canonicalize_parts(parts, rules))
 }
 
 /// `w3lib.url.safe_url_string`: the URL with its parts made safe, as a Scrapy `Request`
@@ -135,13 +160,13 @@ pub fn has_authority(line: &[u8]) -> bool {
     matches!(scheme, Some(n) if n > 0 && bytes[0].is_ascii_alphabetic() && bytes[n..].starts_with(b"://"))
 }
 
-fn canonicalize_parts(parts: split::SafeParts) -> String {
+fn canonicalize_parts(parts: split::SafeParts, rules: &QueryRules<'_>) -> String {
     let split::SafeParts {
         scheme,
         netloc,
         path,
         query,
-        ..
+        fragment,
     } = parts;
     let (path, params) = match path.rfind('/').map_or(0, |i| i + 1) {
         last if USES_PARAMS.contains(&scheme.as_str()) => match path[last..].find(';') {
@@ -153,7 +178,7 @@ fn canonicalize_parts(parts: split::SafeParts) -> String {
     let query = if query.is_empty() {
         query
     } else {
-        quote::canonical_query(&query)
+        quote::canonical_query(&query, rules)
     };
     let mut canonical = if path.is_empty() {
         "/".to_owned()
@@ -178,7 +203,12 @@ fn canonicalize_parts(parts: split::SafeParts) -> String {
         Some(at) => format!("{}{}", &netloc[..=at], lower_host(&netloc[at + 1..])),
         None => lower_host(&netloc),
     };
-    unsplit(&scheme, &normalize_ipv6(&netloc), canonical, &query)
+    let mut url = unsplit(&scheme, &normalize_ipv6(&netloc), canonical, &query);
+    if rules.keep_fragments && !fragment.is_empty() {
+        url.push('#');
+        url.push_str(&fragment);
+    }
+    url
 }
 
 fn lower_host(host: &str) -> String {

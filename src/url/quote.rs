@@ -99,21 +99,36 @@ pub(super) fn unquote_path(path: &str) -> Vec<u8> {
 /// The query of a canonical URL: `&`-separated fields (empty ones dropped), each split at
 /// its first `=` and decoded (`+` is a space), sorted by key then value as bytes, and
 /// encoded again with only unreserved characters left as they are.
-pub(super) fn canonical_query(query: &str) -> String {
-    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = query
-        .as_bytes()
-        .split(|&b| b == b'&')
+/// The fields of `query` between each `separator` (Python's `bytes.split(separator)`: a
+/// separator of several characters, or the whole query when it is empty).
+pub(super) fn split_fields<'q>(
+    query: &'q str,
+    separator: &'q str,
+) -> Box<dyn Iterator<Item = &'q str> + 'q> {
+    if separator.is_empty() {
+        Box::new(std::iter::once(query))
+    } else {
+        Box::new(query.split(separator))
+    }
+}
+
+pub(super) fn canonical_query(query: &str, rules: &super::QueryRules<'_>) -> String {
+    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = split_fields(query, rules.separator)
         .filter(|field| !field.is_empty())
-        .map(|field| match field.iter().position(|&b| b == b'=') {
-            Some(eq) => (unquote(&field[..eq], true), unquote(&field[eq + 1..], true)),
-            None => (unquote(field, true), Vec::new()),
+        .filter_map(|field| match field.find('=') {
+            Some(eq) if rules.keep_blank_values || eq + 1 < field.len() => Some((
+                unquote(&field.as_bytes()[..eq], true),
+                unquote(&field.as_bytes()[eq + 1..], true),
+            )),
+            None if rules.keep_blank_values => Some((unquote(field.as_bytes(), true), Vec::new())),
+            _ => None, // a blank value, dropped as w3lib does with keep_blank_values=False
         })
         .collect();
     fields.sort();
     let mut out = String::with_capacity(query.len());
     for (i, (key, value)) in fields.iter().enumerate() {
         if i > 0 {
-            out.push('&');
+            out.push_str(rules.separator);
         }
         quote_into(key, &UNRESERVED, true, &mut out);
         out.push('=');

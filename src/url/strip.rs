@@ -2,7 +2,7 @@
 //! that make more spellings one page than Scrapy does.
 
 use super::quote::{quote_into, UNRESERVED};
-use super::{canonicalize_url, InvalidUrl};
+use super::{canonicalize_with, InvalidUrl, QueryRules};
 
 /// Query arguments that only say where a visitor came from (`strip_tracking_params`): a
 /// name, or a prefix ending in `*`. More: [`UrlCanonicalizer::strip_param`].
@@ -68,6 +68,10 @@ pub struct UrlCanonicalizer {
     params: Vec<String>,
     default_port: bool,
     trailing_slash: bool,
+    /// w3lib's arguments: `keep_fragments`, `keep_blank_values=False`, `query_separator`.
+    keep_fragments: bool,
+    drop_blank_values: bool,
+    separator: Option<String>,
 }
 
 impl UrlCanonicalizer {
@@ -76,6 +80,49 @@ impl UrlCanonicalizer {
     /// Example at [`UrlCanonicalizer`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps the fragment (`#...`), as w3lib's `canonicalize_url(url, keep_fragments=True)`
+    /// and Scrapy's `fingerprint(request, keep_fragments=True)` do (a page a headless
+    /// browser renders per fragment). Not lossy: it tells more pages apart.
+    ///
+    /// ```
+    /// use blockbloom::url::UrlCanonicalizer;
+    /// let pages = UrlCanonicalizer::new().keep_fragments();
+    /// assert_eq!(pages.canonicalize("http://a.com/#/b c")?, "http://a.com/#/b%20c");
+    /// # Ok::<(), blockbloom::url::InvalidUrl>(())
+    /// ```
+    pub fn keep_fragments(mut self) -> Self {
+        self.keep_fragments = true;
+        self
+    }
+
+    /// Drops arguments without a value (`a=` and `a`), as w3lib's
+    /// `canonicalize_url(url, keep_blank_values=False)`.
+    ///
+    /// ```
+    /// use blockbloom::url::UrlCanonicalizer;
+    /// let pages = UrlCanonicalizer::new().drop_blank_values();
+    /// assert_eq!(pages.canonicalize("http://a.com/?b=&a=1&c")?, "http://a.com/?a=1");
+    /// # Ok::<(), blockbloom::url::InvalidUrl>(())
+    /// ```
+    pub fn drop_blank_values(mut self) -> Self {
+        self.drop_blank_values = true;
+        self
+    }
+
+    /// Splits and joins the query's arguments at `separator` instead of `&`, as w3lib's
+    /// `canonicalize_url(url, query_separator=";")`.
+    ///
+    /// ```
+    /// use blockbloom::url::UrlCanonicalizer;
+    /// let pages = UrlCanonicalizer::new().query_separator(";");
+    /// assert_eq!(pages.canonicalize("http://a.com/do?c=3;a=50")?, "http://a.com/do?a=50;c=3");
+    /// # Ok::<(), blockbloom::url::InvalidUrl>(())
+    /// ```
+    pub fn query_separator(mut self, separator: &str) -> Self {
+        self.separator = (separator != "&").then(|| separator.to_owned());
+        self
     }
 
     /// Drops the arguments of [`TRACKING_PARAMS`] (`utm_*`, `gclid`, `fbclid`, ...).
@@ -140,13 +187,30 @@ impl UrlCanonicalizer {
         let mut names: Vec<&str> = self.params.iter().map(String::as_str).collect();
         names.sort_unstable();
         names.dedup();
+        if let Some(sep) = &self.separator {
+            names.push("\0query separator");
+            names.push(sep);
+        }
         let params = if names.is_empty() {
             0
         } else {
             // Never 0 once shifted: a list of names differs from none.
             (xxhash_rust::xxh3::xxh3_64(names.join("\n").as_bytes()) >> 8).max(1)
         };
-        1 | u64::from(self.default_port) << 1 | u64::from(self.trailing_slash) << 2 | params << 8
+        1 | u64::from(self.default_port) << 1
+            | u64::from(self.trailing_slash) << 2
+            | u64::from(self.keep_fragments) << 3
+            | u64::from(self.drop_blank_values) << 4
+            | params << 8
+    }
+
+    /// w3lib's arguments as this canonicalizer sets them.
+    fn rules(&self) -> QueryRules<'_> {
+        QueryRules {
+            keep_blank_values: !self.drop_blank_values,
+            keep_fragments: self.keep_fragments,
+            separator: self.separator.as_deref().unwrap_or("&"),
+        }
     }
 
     /// The canonical form of `url` with the options applied; the errors of
@@ -154,19 +218,28 @@ impl UrlCanonicalizer {
     ///
     /// Example at [`UrlCanonicalizer`].
     pub fn canonicalize<U: AsRef<[u8]> + ?Sized>(&self, url: &U) -> Result<String, InvalidUrl> {
-        let canonical = canonicalize_url(url)?;
+        let rules = self.rules();
+        let canonical = canonicalize_with(url.as_ref(), &rules)?;
         if self.params.is_empty() && !self.default_port && !self.trailing_slash {
             return Ok(canonical);
         }
-        let (head, query) = canonical.split_once('?').unwrap_or((&canonical, ""));
+        // A `#` or `?` inside a part is escaped: the first of each is a delimiter.
+        let (rest, fragment) = match canonical.split_once('#') {
+            Some((rest, fragment)) => (rest, Some(fragment)),
+            None => (canonical.as_str(), None),
+        };
+        let (head, query) = rest.split_once('?').unwrap_or((rest, ""));
         let mut out = self.head(head);
-        let kept: Vec<&str> = query
-            .split('&')
+        let kept: Vec<&str> = super::quote::split_fields(query, rules.separator)
             .filter(|field| !field.is_empty() && !self.stripped(field))
             .collect();
         if !kept.is_empty() {
             out.push('?');
-            out.push_str(&kept.join("&"));
+            out.push_str(&kept.join(rules.separator));
+        }
+        if let Some(fragment) = fragment {
+            out.push('#');
+            out.push_str(fragment);
         }
         Ok(out)
     }

@@ -322,3 +322,102 @@ proptest::proptest! {
         let _ = request_fingerprint("GET", &String::from_utf8_lossy(&url), &url);
     }
 }
+
+/// w3lib's other arguments (`keep_blank_values=False`, `keep_fragments=True`,
+/// `query_separator`), as `UrlCanonicalizer` options, give w3lib 2.5's answers (taken
+/// from it), with the lossy options too.
+#[test]
+fn w3lib_s_arguments_as_options() {
+    use super::UrlCanonicalizer as C;
+    let url = "http://Ex.com/a?b=&a=1&c#Frag x";
+    assert_eq!(
+        C::new().drop_blank_values().canonicalize(url).unwrap(),
+        "http://ex.com/a?a=1"
+    );
+    assert_eq!(
+        C::new().keep_fragments().canonicalize(url).unwrap(),
+        "http://ex.com/a?a=1&b=&c=#Frag%20x"
+    );
+    assert_eq!(
+        C::new()
+            .query_separator(";")
+            .drop_blank_values()
+            .canonicalize("http://ex.com/do?c=3;a=50;b=")
+            .unwrap(),
+        "http://ex.com/do?a=50;c=3"
+    );
+    assert_eq!(
+        C::new()
+            .query_separator("&amp;")
+            .canonicalize("http://ex.com/do?c=3&amp;a=50")
+            .unwrap(),
+        "http://ex.com/do?a=50&amp;c=3"
+    );
+    // A lossy option keeps the fragment it is asked to keep, and the separator.
+    let pages = C::new().keep_fragments().strip_tracking_params();
+    assert_eq!(
+        pages
+            .canonicalize("http://ex.com/?x=1&utm_source=a#top")
+            .unwrap(),
+        "http://ex.com/?x=1#top"
+    );
+    let semi = C::new().query_separator(";").strip_param("b");
+    assert_eq!(
+        semi.canonicalize("http://ex.com/?c=1;b=2;a=3").unwrap(),
+        "http://ex.com/?a=3;c=1"
+    );
+    // Each option makes keys another way: a key format of its own.
+    let formats: Vec<u64> = [
+        C::new(),
+        C::new().keep_fragments(),
+        C::new().drop_blank_values(),
+        C::new().query_separator(";"),
+        C::new().query_separator("&"),
+    ]
+    .iter()
+    .map(C::key_format)
+    .collect();
+    assert_eq!(formats[0], formats[4]);
+    assert_eq!(
+        formats[..4]
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        4
+    );
+}
+
+/// Scrapy 2.19's `fingerprint(request, include_headers=..., keep_fragments=...)` of
+/// `Request("http://ex.com/a?y=1&x=2#f", headers={"Accept-Language": "en", "Cookie":
+/// ["a", "b"]})` (taken from it).
+#[test]
+fn scrapy_s_fingerprint_arguments() {
+    use super::request_fingerprint_with as fp;
+    let url = "http://ex.com/a?y=1&x=2#f";
+    let headers: [(&[u8], &[u8]); 3] = [
+        (b"Accept-Language", b"en"),
+        (b"Cookie", b"a"),
+        (b"Cookie", b"b"),
+    ];
+    let hex = |b: [u8; 20]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    assert_eq!(
+        hex(fp(
+            "GET",
+            url,
+            b"",
+            &headers,
+            &[b"accept-language", b"COOKIE", b"X-None"],
+            false
+        )
+        .unwrap()),
+        "b6206bd445a5c6447f79eab9f080d7fcb8173d95"
+    );
+    assert_eq!(
+        hex(fp("GET", url, b"", &headers, &[], true).unwrap()),
+        "96efa6a42c682134ca605d39a884ca1fcac6f121"
+    );
+    assert_eq!(
+        hex(fp("GET", url, b"", &headers, &[], false).unwrap()),
+        "f202bc6835cf26cc4a68c3b5f31f7212a824254c"
+    );
+}

@@ -1,6 +1,7 @@
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from datetime import timedelta
+from urllib.parse import ParseResult
 from typing import Optional, Union, final
 
 __all__ = [
@@ -27,17 +28,30 @@ _StrPath = Union[str, PathLike[str]]
 _Seconds = Union[float, timedelta]
 
 def canonicalize_url(
-    url: Union[str, bytes],
+    url: Union[str, bytes, ParseResult],
+    keep_blank_values: bool = True,
+    keep_fragments: bool = False,
+    encoding: Optional[str] = None,
     *,
+    query_separator: str = "&",
     strip_tracking_params: bool = False,
     strip_params: Iterable[str] = (),
     strip_default_port: bool = False,
     strip_trailing_slash: bool = False,
 ) -> str:
-    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url)`` without options."""
+    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url, ...)`` without the lossy options."""
 
-def request_fingerprint(url: str, method: str = "GET", body: Union[str, bytes] = b"") -> bytes:
-    """Scrapy's default request fingerprint of ``Request(url, method=method, body=body)``."""
+def request_fingerprint(
+    url: str,
+    method: str = "GET",
+    body: Union[str, bytes, None] = b"",
+    *,
+    headers: Optional[Mapping[Union[str, bytes], Union[str, bytes, Sequence[Union[str, bytes]]]]] = None,
+    include_headers: Optional[Iterable[Union[str, bytes]]] = None,
+    keep_fragments: bool = False,
+) -> bytes:
+    """Scrapy's request fingerprint of ``Request(url, method=method, body=body, headers=headers)``,
+    with ``fingerprint(request, include_headers=..., keep_fragments=...)``'s arguments."""
 
 class SnapshotError(OSError): ...
 class RedisError(ConnectionError): ...
