@@ -44,7 +44,7 @@
 //! re-checks the header before it seals: no damaged file is sealed with a fresh checksum.
 //!
 //! All integers little-endian.
-// Loom builds leave out the files (`file.rs`), whose items these are too.
+// Loom builds leave out the files (`file/`), whose items these are too.
 #![cfg_attr(blockbloom_loom, allow(unused_imports, dead_code))]
 
 /// The first 8 bytes of a filter's snapshot.

@@ -1,8 +1,8 @@
 //! The expiring filter in a file shared by processes, and its snapshots: the format of
 //! `format.rs` with flag `EXPIRES`, the clock in the first line. The file's life (creation
 //! by hard link, `flock`, the in-use flag, sealing by the last closer) is the fixed
-//! filter's, in `src/file.rs`: an expiring filter is a `BloomFilter` of lines underneath.
-// Loom builds leave out the files (`file.rs`), whose items these are too.
+//! filter's, in `src/file/`: an expiring filter is a `BloomFilter` of lines underneath.
+// Loom builds leave out the files (`file/`), whose items these are too.
 #![cfg_attr(blockbloom_loom, allow(unused_imports, dead_code))]
 
 use core::time::Duration;

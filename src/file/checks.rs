@@ -1,0 +1,134 @@
+//! What an open checks of a filter file before it uses it: the header (its checksum, the
+//! version), a cleanly closed file's lines against the checksum after them, an expiring
+//! file's window word, and the parameters a caller asked for.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use xxhash_rust::xxh3::Xxh3;
+
+use super::{io_err, FileKind, Wanted};
+use crate::block::BLOCK_BYTES;
+use crate::error::Error;
+use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, LEGACY_HEADER_BYTES, MAGIC};
+use crate::snapshot::Header;
+
+/// The header and flags of the filter file at `path`, read without opening it for use
+/// (no lock, no flag set): what a growable chain checks of a file in its layers' place.
+pub(crate) fn peek_header(path: &Path) -> Result<(Header, u16), Error> {
+    let file = File::open(path).map_err(|e| io_err(e, path))?;
+    read_header(&file, path)
+}
+
+/// Reads and decodes the header of the filter file `file` (at `path`, for errors): its
+/// checksum checked. A file of format version 1 or 2 (no header checksum) is refused with
+/// how to convert it.
+pub(super) fn read_header(file: &File, path: &Path) -> Result<(Header, u16), Error> {
+    let mut bytes = [0u8; HEADER_BYTES];
+    file.read_exact_at(&mut bytes[..LEGACY_HEADER_BYTES], 0)
+        .map_err(|e| io_err(e, path))?;
+    if bytes[0..8] == MAGIC && Header::len_of(&bytes) == LEGACY_HEADER_BYTES {
+        return Err(Error::InvalidSnapshot(
+            "a file of format version 1 or 2, whose header has no checksum: convert it to \
+             the current version by loading it and saving it again (BloomFilter::load, then \
+             save; `blockbloom merge NEW OLD` on the command line)",
+        ));
+    }
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(|e| io_err(e, path))?;
+    Header::decode(&bytes, MAGIC)
+}
+
+/// Checks the lines of the cleanly closed file `file` (`len` bytes, `header` of `nblocks`
+/// lines) against the checksum after them, reading it once (1 MiB at a time).
+pub(super) fn verify_lines(
+    file: &File,
+    path: &Path,
+    header: &[u8],
+    nblocks: u64,
+) -> Result<(), Error> {
+    let mut digest = Xxh3::new();
+    digest.update(header);
+    let end = HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = HEADER_BYTES as u64;
+    while at < end {
+        let n = (end - at).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], at)
+            .map_err(|e| io_err(e, path))?;
+        digest.update(&buf[..n]);
+        at += n as u64;
+    }
+    let mut stored = [0u8; CHECKSUM_BYTES];
+    file.read_exact_at(&mut stored, end)
+        .map_err(|e| io_err(e, path))?;
+    let (stored, computed) = (u64::from_le_bytes(stored), digest.digest());
+    if stored != computed {
+        return Err(Error::ChecksumMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+/// An expiring filter's window, in its header and in its clock line (word 2), must agree:
+/// checked before the file is used (the lines of a file in use are not covered by a
+/// checksum, so a damaged clock line would otherwise set the window).
+pub(super) fn check_first_line(
+    file: &File,
+    path: &Path,
+    h: &Header,
+    kind: FileKind,
+) -> Result<(), Error> {
+    if kind != FileKind::Expiring {
+        return Ok(());
+    }
+    let mut word = [0u8; 8];
+    file.read_exact_at(&mut word, HEADER_BYTES as u64 + 16)
+        .map_err(|e| io_err(e, path))?;
+    if u64::from_le_bytes(word) != h.window_nanos {
+        return Err(Error::InvalidSnapshot(
+            "the window in the clock line is not the header's",
+        ));
+    }
+    Ok(())
+}
+
+/// [`Error::Conflict`] unless the file's filter is the one asked for.
+pub(super) fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
+    let want = &w.header;
+    let fpr = |bits: u64| f64::from_bits(bits).to_string();
+    let (what, in_file, asked) = if file.capacity != want.capacity {
+        (
+            "capacity",
+            file.capacity.to_string(),
+            want.capacity.to_string(),
+        )
+    } else if file.fpr_bits != want.fpr_bits {
+        ("target fpr", fpr(file.fpr_bits), fpr(want.fpr_bits))
+    } else if file.block_bits != want.block_bits {
+        (
+            "block size",
+            file.block_bits.to_string(),
+            want.block_bits.to_string(),
+        )
+    } else if file.nblocks != want.nblocks {
+        ("blocks", file.nblocks.to_string(), want.nblocks.to_string())
+    } else if file.k != want.k {
+        ("hashes", file.k.to_string(), want.k.to_string())
+    } else if w.seed_fixed && file.seed != want.seed {
+        ("seed", "(secret)".into(), "another seed".into())
+    } else if w.key_format_fixed && file.key_format != want.key_format {
+        (
+            "key format",
+            file.key_format.to_string(),
+            want.key_format.to_string(),
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::Conflict {
+        what,
+        file: in_file,
+        requested: asked,
+    })
+}
