@@ -305,3 +305,82 @@ fn files_of_format_version_2_are_refused_with_how_to_convert_them() {
         .contains("x"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every builder records the key format it is given in its files, reads it back, and
+/// refuses a file made with another (`Error::Conflict`, `what` "key format").
+#[test]
+fn key_formats_are_recorded_and_checked_by_every_kind() {
+    let dir = temp_dir("key-formats");
+    let fixed = dir.join("f.bloom");
+    let f = BloomFilter::builder()
+        .capacity(100)
+        .key_format(5)
+        .open_file(&fixed)
+        .unwrap();
+    assert_eq!(f.key_format(), 5);
+    drop(f);
+    assert_eq!(BloomFilter::load(&fixed).unwrap().key_format(), 5);
+    let growing = dir.join("g.bloom");
+    let g = GrowableBloomFilter::builder()
+        .initial_capacity(100)
+        .key_format(6)
+        .open_file(&growing)
+        .unwrap();
+    (0..300u64).for_each(|i| g.insert(&i));
+    assert!(
+        g.key_format() == 6 && g.num_layers() > 1,
+        "the layers' files too"
+    );
+    drop(g);
+    assert_eq!(
+        GrowableBloomFilter::open_file_existing(&growing)
+            .unwrap()
+            .key_format(),
+        6
+    );
+    let other = GrowableBloomFilter::builder()
+        .initial_capacity(100)
+        .key_format(0)
+        .open_file(&growing);
+    assert!(
+        matches!(
+            other,
+            Err(Error::Conflict {
+                what: "key format",
+                ..
+            })
+        ),
+        "{other:?}"
+    );
+    let expiring = dir.join("e.bloom");
+    let e = expiring_builder()
+        .key_format(7)
+        .open_file(&expiring)
+        .unwrap();
+    assert_eq!(e.key_format(), 7);
+    drop(e);
+    assert_eq!(
+        ExpiringBloomFilter::load(&expiring).unwrap().key_format(),
+        7
+    );
+    let other = expiring_builder().key_format(1).open_file(&expiring);
+    assert!(
+        matches!(
+            other,
+            Err(Error::Conflict {
+                what: "key format",
+                ..
+            })
+        ),
+        "{other:?}"
+    );
+    // Without a key format given, a file keeps its own.
+    assert_eq!(
+        expiring_builder()
+            .open_file(&expiring)
+            .unwrap()
+            .key_format(),
+        7
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

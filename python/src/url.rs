@@ -27,9 +27,9 @@ impl UrlArg {
         if url.is_instance(&parse_result)? {
             let parts: Vec<String> = url.cast::<PyTuple>()?.extract()?;
             if let [scheme, netloc, path, params, query, fragment] = &parts[..] {
-                return Ok(UrlArg::Str(unparse(
+                return Ok(UrlArg::Str(blockbloom::url::urlunparse([
                     scheme, netloc, path, params, query, fragment,
-                )));
+                ])));
             }
         }
         Err(PyTypeError::new_err(format!(
@@ -44,54 +44,6 @@ impl UrlArg {
             UrlArg::Bytes(b) => b,
         }
     }
-}
-
-/// w3lib's `_urlunparse` (`urllib.parse.urlunparse` without coercion).
-fn unparse(
-    scheme: &str,
-    netloc: &str,
-    path: &str,
-    params: &str,
-    query: &str,
-    fragment: &str,
-) -> String {
-    const USES_NETLOC: [&str; 26] = [
-        "", "ftp", "http", "gopher", "nntp", "telnet", "imap", "wais", "file", "mms", "https",
-        "shttp", "snews", "prospero", "rtsp", "rtsps", "rtspu", "rsync", "svn", "svn+ssh", "sftp",
-        "nfs", "git", "git+ssh", "ws", "wss",
-    ];
-    let mut url = if params.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path};{params}")
-    };
-    if !netloc.is_empty() {
-        if !url.is_empty() && !url.starts_with('/') {
-            url.insert(0, '/');
-        }
-        url = format!("//{netloc}{url}");
-    } else if url.starts_with("//")
-        || (!scheme.is_empty()
-            && USES_NETLOC.contains(&scheme)
-            && (url.is_empty() || url.starts_with('/')))
-    {
-        url = format!("//{url}");
-    }
-    let mut out = String::new();
-    if !scheme.is_empty() {
-        out.push_str(scheme);
-        out.push(':');
-    }
-    out.push_str(&url);
-    if !query.is_empty() {
-        out.push('?');
-        out.push_str(query);
-    }
-    if !fragment.is_empty() {
-        out.push('#');
-        out.push_str(fragment);
-    }
-    out
 }
 
 /// The URL as the canonicalizer (which works in UTF-8) must see it for w3lib's `encoding`:

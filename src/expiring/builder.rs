@@ -104,40 +104,16 @@ impl ExpiringBuilder {
         self
     }
 
-    /// How the keys are made from their input, recorded in the filter's file and checked
-    /// when it is opened (see [`Builder::key_format`](crate::Builder::key_format)).
-    ///
-    /// ```
-    /// use blockbloom::ExpiringBloomFilter;
-    /// use std::time::Duration;
-    /// # let dir = std::env::temp_dir().join(format!("bb-exp-kf-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// let f = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(100)
-    ///     .key_format(3).open_file(dir.join("s.bloom"))?;
-    /// assert_eq!(f.key_format(), 3);
-    /// # drop(f);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
+    /// How the keys are made from their input, recorded in the filter's files and checked
+    /// when they are opened, as [`Builder::key_format`](crate::Builder::key_format) does
+    /// (example there); `key_format()` reads it back.
     pub fn key_format(mut self, key_format: u64) -> Self {
         self.key_format = Some(key_format);
         self
     }
 
-    /// What opening an existing file checks (see
-    /// [`Builder::verification`](crate::Builder::verification)).
-    ///
-    /// ```
-    /// use blockbloom::{ExpiringBloomFilter, Verification};
-    /// use std::time::Duration;
-    /// # let dir = std::env::temp_dir().join(format!("bb-exp-ver-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&dir).unwrap();
-    /// let f = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(100)
-    ///     .verification(Verification::HeaderOnly).open_file(dir.join("s.bloom"))?;
-    /// # drop(f);
-    /// # std::fs::remove_dir_all(&dir).unwrap();
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
+    /// What opening an existing file checks, as
+    /// [`Builder::verification`](crate::Builder::verification) says (example there).
     pub fn verification(mut self, verification: crate::Verification) -> Self {
         self.verification = verification;
         self

@@ -91,6 +91,8 @@ pub(crate) struct FileState {
 }
 
 /// How an open found a filter's file: what `blockbloom stats` reports of a state.
+///
+/// Example at [`BloomFilter::file_condition`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileCondition {
     /// Its last user closed it: its checksum was current (and was checked against the lines

@@ -260,6 +260,30 @@ fn remove_dot_segments(path: &str) -> String {
     format!("/{}", output.join("/"))
 }
 
+/// The URL of a parsed URL's six parts (`urllib.parse.ParseResult`: scheme, netloc, path,
+/// params, query, fragment), joined as w3lib joins them (`urlunparse`): what
+/// `canonicalize_url` is given when it is given a parsed URL.
+///
+/// ```
+/// use blockbloom::url::urlunparse;
+/// assert_eq!(urlunparse(["http", "a.com", "/p", "x", "q=1", "f"]), "http://a.com/p;x?q=1#f");
+/// assert_eq!(urlunparse(["http", "", "", "", "", ""]), "http://");
+/// ```
+pub fn urlunparse(parts: [&str; 6]) -> String {
+    let [scheme, netloc, path, params, query, fragment] = parts;
+    let path = if params.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path};{params}")
+    };
+    let mut url = unsplit(scheme, netloc, path, query);
+    if !fragment.is_empty() {
+        url.push('#');
+        url.push_str(fragment);
+    }
+    url
+}
+
 /// `urllib.parse.urlunsplit` without a fragment.
 fn unsplit(scheme: &str, netloc: &str, mut path: String, query: &str) -> String {
     if !netloc.is_empty() {
