@@ -313,7 +313,11 @@ fn block_bits_are_taken_recorded_and_checked() {
         b"",
     );
     assert_eq!(other.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&other.stderr).contains("block size"));
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        err.contains("--block-bits 64, but this run asks for --block-bits 512"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 
     let calc = bin()

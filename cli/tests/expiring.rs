@@ -114,8 +114,10 @@ fn a_state_refuses_another_window_and_kind() {
         input.as_bytes(),
     );
     assert_eq!(other.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&other.stderr);
     assert!(
-        String::from_utf8_lossy(&other.stderr).contains("expire-after 1h, but 2h was asked for")
+        err.contains("made with --expire-after 1h, but this run asks for --expire-after 2h"),
+        "{err}"
     );
     assert!(other.stdout.is_empty());
     let kind = run(

@@ -299,3 +299,62 @@ fn messages_name_the_path_given() {
         "{err}"
     );
 }
+
+/// Extreme numbers in every numeric flag: exit 1 with a message (a bad flag value), never a
+/// panic, never exit 2 (which says a state is bad).
+#[test]
+fn extreme_flag_values_are_usage_errors_never_panics() {
+    let dir = temp_dir("int-extremes");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["dedup", "--capacity", "0"],
+        vec!["dedup", "--capacity", "1.7e19"],
+        vec!["dedup", "--capacity", "1e300"],
+        vec!["dedup", "--capacity", "nan"],
+        vec!["dedup", "--capacity", "-1"],
+        vec!["dedup", "--fpr", "0"],
+        vec!["dedup", "--fpr", "nan"],
+        vec!["dedup", "--fpr", "inf"],
+        vec!["dedup", "--capacity", "1000", "--fpr", "1e-300"],
+        vec!["dedup", "--capacity", "1000", "--block-bits", "1024"],
+        vec!["dedup", "--seed", "340282366920938463463374607431768211456"],
+        vec!["dedup", "--expire-after", "0s"],
+        vec!["dedup", "--expire-after", "1e12d"],
+        vec!["dedup", "--expire-after", "1e15d"],
+        vec!["dedup", "--expire-after", "1e300s"],
+        vec!["dedup", "--expire-after", "nan"],
+        vec!["dedup", "--threads", "0"],
+        vec!["dedup", "--threads", "65"],
+        vec!["dedup", "--state", state, "--capacity", "1.7e19"],
+        vec!["dedup", "--state", state, "--expire-after", "1e12d"],
+        vec![
+            "dedup",
+            "--state",
+            state,
+            "--capacity",
+            "1000",
+            "--fpr",
+            "1e-300",
+        ],
+        vec!["calc", "--capacity", "1.7e19"],
+        vec!["calc", "--capacity", "1000", "--fpr", "1e-300"],
+        vec!["calc", "--capacity", "1000", "--key-len", "nan"],
+        vec!["calc", "--capacity", "1000", "--key-len", "1e308"],
+    ];
+    for args in cases {
+        let out = run(&args, b"x\n");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            out.status.code() == Some(1) || (args[0] == "calc" && out.status.success()),
+            "{args:?}: exit {:?}: {err}",
+            out.status.code()
+        );
+    }
+    assert!(
+        !std::path::Path::new(state).exists(),
+        "a refused run made a state"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -334,6 +334,37 @@ def test_file_errors(tmp_path):
         BloomFilter.from_bytes(b"")
 
 
+@pytest.mark.parametrize("kind", ["fixed", "growing", "expiring"])
+def test_a_damaged_file_is_refused_and_left_as_it_was(tmp_path, kind):
+    """Each byte of the header (and a byte of the lines) of a closed file damaged: every
+    open_file raises SnapshotError, an OSError, and changes no byte; verify=False still
+    checks the header."""
+    path = tmp_path / "s.bloom"
+    opens = {
+        "fixed": (lambda **kw: BloomFilter.open_file(path, 1000, 0.01, **kw), lambda **kw: BloomFilter.open_file(path, **kw)),
+        "growing": (lambda **kw: GrowableBloomFilter.open_file(path, 1000, 0.01, **kw), lambda **kw: GrowableBloomFilter.open_file(path, **kw)),
+        "expiring": (lambda **kw: ExpiringBloomFilter.open_file(path, 1000, 0.01, expire_after=3600, **kw), lambda **kw: ExpiringBloomFilter.open_file(path, **kw)),
+    }[kind]
+    f = opens[0]()
+    f.update([f"k{i}" for i in range(300)])
+    del f
+    good = path.read_bytes()
+    for at in list(range(128)) + [128, len(good) // 2]:
+        if at == 44:
+            continue  # the in-use flag: a file whose last user was killed opens
+        bad = bytearray(good)
+        bad[at] ^= 0x10
+        path.write_bytes(bytes(bad))
+        for open_ in opens:
+            for verify in ([True, False] if at < 128 else [True]):
+                with pytest.raises(OSError) as e:
+                    open_(verify=verify)
+                assert isinstance(e.value, SnapshotError), (at, e.value)
+                assert path.read_bytes() == bytes(bad), at
+    path.write_bytes(good)
+    assert "k7" in opens[1]()
+
+
 def test_file_backed_filters_share_bits(tmp_path):
     p = tmp_path / "seen.bloom"
     a = BloomFilter.open_file(p, 100_000, 0.01)
