@@ -51,6 +51,9 @@ def test_the_window_with_injected_times():
     assert f.contains("b", at=T)
     f.add("now")
     assert "now" in f and f.oldest_generation_start is not None
+    # First used in 1970's first epoch: its oldest generation is known too.
+    g = ExpiringBloomFilter(100, expire_after=HOUR)
+    assert g.insert_if_absent("k", at=1.0) and g.oldest_generation_start is not None
 
 
 def test_batches_answer_as_single_calls():

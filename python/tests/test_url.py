@@ -218,6 +218,7 @@ def test_w3lib_s_arguments_give_w3lib_s_answers():
         key = (type(args[0]).__name__, args[3], kwargs["query_separator"])
         by[key] = by.get(key, 0) + 1
     assert differ == [], f"{len(differ)} of {compared} differ ({by}), first: {differ[:3]}"
+    print(f"\n{compared} calls with w3lib's arguments (str, bytes, parsed; 8 encodings, 4 separators): 0 differences")
 
 
 def test_a_lone_surrogate_is_a_unicode_encode_error_as_in_w3lib():
