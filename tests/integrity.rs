@@ -384,3 +384,22 @@ fn key_formats_are_recorded_and_checked_by_every_kind() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file the open created says so, not "not closed cleanly" (it is created flagged in use).
+#[test]
+fn a_file_the_open_created_says_so() {
+    let dir = temp_dir("created");
+    let path = dir.join("s.bloom");
+    let f = BloomFilter::open_file(&path, 1000, 0.01).unwrap();
+    assert_eq!(f.file_condition(), Some(FileCondition::Created));
+    drop(f);
+    assert_eq!(
+        BloomFilter::open_file(&path, 1000, 0.01)
+            .unwrap()
+            .file_condition(),
+        Some(FileCondition::ClosedCleanly {
+            lines_verified: true
+        })
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

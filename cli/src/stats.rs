@@ -41,6 +41,7 @@ fn condition(c: Option<blockbloom::FileCondition>) -> &'static str {
             "not closed cleanly (its last run was killed, or the machine lost power): header \
              verified, lines not verifiable"
         }
+        Some(_) => "just created",
     }
 }
 

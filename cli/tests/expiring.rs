@@ -85,7 +85,10 @@ fn stats_show_the_window_and_the_oldest_generation() {
         .lines()
         .find_map(|l| l.strip_prefix("oldest generation started "))
         .expect("the oldest generation's age");
-    assert!(age.ends_with("s ago") && !age.contains('m') && !age.contains('h') && !age.contains('d'), "{text}");
+    assert!(
+        age.ends_with("s ago") && !age.contains('m') && !age.contains('h') && !age.contains('d'),
+        "{text}"
+    );
     assert!(text.contains("capacity 10000 per window"), "{text}");
     // An estimate from the live stamps: 100 lines, give or take.
     let live: u64 = text

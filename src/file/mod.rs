@@ -94,6 +94,7 @@ pub(crate) struct FileState {
 ///
 /// Example at [`BloomFilter::file_condition`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileCondition {
     /// Its last user closed it: its checksum was current (and was checked against the lines
     /// unless the open asked for [`Verification::HeaderOnly`]).
@@ -106,6 +107,8 @@ pub enum FileCondition {
     /// Flagged in use, but nobody had it open: its last user was killed (or lost power)
     /// before it closed the file. Its header was checked; its lines cannot be.
     NotClosedCleanly,
+    /// The open created the file.
+    Created,
 }
 
 /// The parameters a caller asked for, to compare with an existing file's.
@@ -217,12 +220,23 @@ impl Builder {
 /// Opens `path`, creating it first if it is missing.
 pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
     let path = resolve_dangling_link(path)?;
+    let mut created = false;
     for _ in 0..8 {
         match open_existing(&path, Some(wanted), wanted.kind, wanted.verification) {
             Err(Error::Io {
                 kind: ErrorKind::NotFound,
                 ..
-            }) => create(&path, wanted)?, // then open what is there
+            }) => created = create(&path, wanted)?, // then open what is there
+            Ok(mut f) if created => {
+                // Ours, flagged in use from its creation: new, not left by a crash.
+                if let Some(mut state) = f.take_file() {
+                    if state.found == FileCondition::NotClosedCleanly {
+                        state.found = FileCondition::Created;
+                    }
+                    f.set_file(state);
+                }
+                return Ok(f);
+            }
             other => return other,
         }
     }
@@ -252,9 +266,9 @@ pub(crate) fn resolve_dangling_link(path: &Path) -> Result<PathBuf, Error> {
 }
 
 /// Creates the file at `path` with the wanted header and zeroed blocks (but the first
-/// line, if given), atomically (see the module docs); `Ok` also when another process
+/// line, if given), atomically (see the module docs); `Ok(false)` when another process
 /// created it first.
-fn create(path: &Path, wanted: &Wanted) -> Result<(), Error> {
+fn create(path: &Path, wanted: &Wanted) -> Result<bool, Error> {
     let header = &wanted.header;
     use crate::sync::unmodeled::{next, AtomicU64};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -298,9 +312,9 @@ fn create(path: &Path, wanted: &Wanted) -> Result<(), Error> {
                 File::open(&dir)
                     .and_then(|d| d.sync_all())
                     .map_err(|e| io_err(e, &dir))?;
-                Ok(())
+                Ok(true)
             }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()), // another process won
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false), // another process won
             Err(e) => Err(io_err(e, path)),
         }
     })();

@@ -162,7 +162,7 @@ impl GrowableBloomFilter {
 
     /// How the open found the chain's files (see [`BloomFilter::file_condition`]): the
     /// worst of its layers' (not closed cleanly, then in use, then closed cleanly, whose
-    /// lines were verified only if every layer's were); `None` in memory.
+    /// lines were verified only if every layer's were, then created); `None` in memory.
     ///
     /// ```
     /// use blockbloom::{FileCondition, GrowableBloomFilter};
@@ -176,7 +176,7 @@ impl GrowableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn file_condition(&self) -> Option<crate::FileCondition> {
-        use crate::FileCondition::{ClosedCleanly, InUse, NotClosedCleanly};
+        use crate::FileCondition::{ClosedCleanly, Created, InUse, NotClosedCleanly};
         let rank = |c: &crate::FileCondition| match c {
             NotClosedCleanly => 0,
             InUse => 1,
@@ -184,6 +184,7 @@ impl GrowableBloomFilter {
                 lines_verified: false,
             } => 2,
             ClosedCleanly { .. } => 3,
+            Created => 4,
         };
         (0..self.num_layers())
             .filter_map(|i| self.layer(i).filter.file_condition())

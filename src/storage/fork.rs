@@ -11,7 +11,10 @@
 //! its own (Linux: reopened through `/proc/self/fd`, put in place with `dup3`) holding its
 //! own shared lock, as if the child had opened the file itself. A child for which that
 //! fails (no `/proc`, another Unix) keeps the shared description and never seals the file;
-//! [`FileLock::is_own`] tells which case a handle is in.
+//! [`FileLock::is_own`] tells which case a handle is in. The parent's own handler waits for
+//! the child's to be done (a byte through a pipe, or the child's exit): until then the two
+//! share each description, and a parent closing its filter at once would take the shared
+//! lock exclusively and seal the file under its child.
 
 use std::fs::File;
 use std::os::unix::io::{AsRawFd, RawFd};
@@ -32,27 +35,76 @@ fn registry() -> MutexGuard<'static, Vec<Arc<Entry>>> {
     REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What the forking thread holds from just before the fork until just after it (in parent
+/// and child): the registry, locked so that the child sees a consistent list, and, when a
+/// filter file is open, the handshake pipe (read end, write end).
+type Held = (
+    MutexGuard<'static, Vec<Arc<Entry>>>,
+    Option<[libc::c_int; 2]>,
+);
+
 std::thread_local! {
-    /// The registry, locked by the thread that forks from just before the fork until just
-    /// after it (in parent and child), so that the child sees a consistent list.
-    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Vec<Arc<Entry>>>>> =
-        const { std::cell::RefCell::new(None) };
+    static HELD: std::cell::RefCell<Option<Held>> = const { std::cell::RefCell::new(None) };
 }
+
+/// How long a parent waits for its child to hold descriptions of its own: far more than
+/// the few system calls take, on a loaded machine too; a child that never answers (stopped
+/// at its first instruction) only brings back the race the wait closes.
+const HANDSHAKE_MS: libc::c_int = 10_000;
 
 extern "C" fn before_fork() {
     let guard = registry();
-    HELD.with(|h| *h.borrow_mut() = Some(guard));
+    let mut pipe = None;
+    if !guard.is_empty() {
+        let mut fds = [-1; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe2` writes.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+            pipe = Some(fds);
+        }
+    }
+    HELD.with(|h| *h.borrow_mut() = Some((guard, pipe)));
 }
 
+/// The parent waits until the child has its own open file descriptions (it writes a byte)
+/// or has exited (end of file): before that the two share each description and its lock,
+/// and a parent that closed a filter at once would find the shared lock free to take
+/// exclusively, seal the file under its child and leave it locked for everyone.
 extern "C" fn after_fork_in_parent() {
-    HELD.with(|h| drop(h.borrow_mut().take()));
+    HELD.with(|h| {
+        if let Some((_guard, Some([read, write]))) = h.borrow_mut().take() {
+            // SAFETY: the pipe's two descriptors, made in `before_fork` and owned here; the
+            // write end is closed first, so that a child that exits ends the wait.
+            unsafe {
+                libc::close(write);
+                let mut poll = libc::pollfd {
+                    fd: read,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                if libc::poll(&mut poll, 1, HANDSHAKE_MS) > 0 {
+                    let mut byte = 0u8;
+                    libc::read(read, (&mut byte as *mut u8).cast(), 1);
+                }
+                libc::close(read);
+            }
+        }
+    });
 }
 
 extern "C" fn after_fork_in_child() {
     HELD.with(|h| {
-        if let Some(entries) = h.borrow_mut().take() {
+        if let Some((entries, pipe)) = h.borrow_mut().take() {
             for e in entries.iter() {
                 reopen(e);
+            }
+            if let Some([read, write]) = pipe {
+                // SAFETY: the child's copies of the pipe's descriptors; a byte tells the
+                // parent this child holds descriptions of its own now.
+                unsafe {
+                    libc::close(read);
+                    libc::write(write, b"!".as_ptr().cast(), 1);
+                    libc::close(write);
+                }
             }
         }
     });
