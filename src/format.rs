@@ -26,7 +26,9 @@
 //! [`GROWS`]) continues after the checksum: zero padding to the next multiple of 64, then
 //! [`TRAILER_BYTES`] of live counters, each in a cache line of its own — at trailer offset 0
 //! the keys the layer took ([`COUNT_AT`]), at 64 (used in layer 0 only) the number of layers
-//! after the first ([`LAYERS_AT`]). The checksum does not cover them.
+//! after the first ([`LAYERS_AT`]). The checksum's digest covers them too, after the lines
+//! (as the closer that seals the file found them): header, lines, the key count, the layer
+//! count.
 //!
 //! An [`ExpiringBloomFilter`](crate::ExpiringBloomFilter)'s file or snapshot (flag
 //! [`EXPIRES`]) is a filter of `B` lines whose first line is its clock:

@@ -338,10 +338,16 @@ fn key_formats_are_recorded_and_checked_by_every_kind() {
             .key_format(),
         6
     );
+    // Left in use by a crash, then refused for another key format: left as it was (not
+    // sealed by the refusal).
+    let mut crashed = std::fs::read(&growing).unwrap();
+    crashed[44] |= 1;
+    std::fs::write(&growing, &crashed).unwrap();
     let other = GrowableBloomFilter::builder()
         .initial_capacity(100)
         .key_format(0)
         .open_file(&growing);
+    assert_eq!(std::fs::read(&growing).unwrap(), crashed);
     assert!(
         matches!(
             other,
@@ -401,5 +407,74 @@ fn a_file_the_open_created_says_so() {
             lines_verified: true
         })
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The live words no header checksum can cover, bounded: an expiring file left in use whose
+/// newest epoch is ahead of this machine's clock is refused (it would make every key new);
+/// a growing chain's layer count is covered by the seal's checksum, and one lowered in a
+/// file left in use is caught by the keys of the layer it hides.
+#[test]
+fn live_words_are_checked_where_no_checksum_covers_them() {
+    let dir = temp_dir("live-words");
+    // An expiring file left in use (flag set, nobody holding it), its newest epoch moved a
+    // year ahead.
+    let path = dir.join("e.bloom");
+    let e = expiring_builder().open_file(&path).unwrap();
+    assert!(e.insert_if_absent("kept"));
+    drop(e);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[44] |= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let newest = u64::from_le_bytes(bytes[HEADER..HEADER + 8].try_into().unwrap());
+    assert!(ExpiringBloomFilter::open_file_existing(&path)
+        .unwrap()
+        .contains("kept"));
+    let mut ahead = std::fs::read(&path).unwrap(); // sealed again by the open's close
+    ahead[44] |= 1; // left in use again
+    let year_of_epochs = 365 * 24 * 4; // one-hour window: epochs of 15 minutes
+    ahead[HEADER..HEADER + 8].copy_from_slice(&(newest + year_of_epochs).to_le_bytes());
+    std::fs::write(&path, &ahead).unwrap();
+    let r = ExpiringBloomFilter::open_file_existing(&path);
+    assert!(matches!(r, Err(Error::InvalidSnapshot(_))), "{r:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), ahead, "left as it was");
+
+    // A growing chain of three layers, sealed: its layer count lowered is a checksum
+    // mismatch.
+    let first = dir.join("g.bloom");
+    let g = GrowableBloomFilter::open_file(&first, 100, 0.01).unwrap();
+    (0..700u64).for_each(|i| g.insert(&i));
+    let layers = g.num_layers();
+    assert!(layers >= 3);
+    drop(g);
+    let good = std::fs::read(&first).unwrap();
+    let nblocks = u64::from_le_bytes(good[32..40].try_into().unwrap()) as usize;
+    let layers_at = HEADER + 64 * nblocks + 64 + 64; // trailer_at + LAYERS_AT
+    assert_eq!(good[layers_at] as usize, layers - 1);
+    // Lowered to 0: layer 1 (200 keys) and the ones after it hidden. (Hiding only the
+    // newest layer can hide none: a chain may have made it before any key went there.)
+    let mut lowered = good.clone();
+    lowered[layers_at] = 0;
+    std::fs::write(&first, &lowered).unwrap();
+    let r = GrowableBloomFilter::open_file_existing(&first);
+    assert!(
+        matches!(r, Err(Error::ChecksumMismatch { .. })),
+        "{}",
+        r.is_ok()
+    );
+    // The same left in use: the hidden layer holds keys, so the count is known damaged.
+    lowered[44] |= 1;
+    std::fs::write(&first, &lowered).unwrap();
+    let r = GrowableBloomFilter::open_file_existing(&first);
+    assert!(
+        matches!(r, Err(Error::InvalidSnapshot(_))),
+        "{:?}",
+        r.map(|g| (g.num_layers(), g.file_condition()))
+    );
+    assert_eq!(std::fs::read(&first).unwrap(), lowered);
+    std::fs::write(&first, &good).unwrap();
+    let g = GrowableBloomFilter::open_file_existing(&first).unwrap();
+    assert!((0..700u64).all(|i| g.contains(&i)) && g.num_layers() == layers);
+    drop(g);
     std::fs::remove_dir_all(&dir).unwrap();
 }

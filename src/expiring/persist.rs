@@ -3,7 +3,7 @@
 //! by hard link, `flock`, the in-use flag, sealing by the last closer) is the fixed
 //! filter's, in `src/file/`: an expiring filter is a `BloomFilter` of lines underneath.
 // Loom builds leave out the files (`file/`), whose items these are too.
-#![cfg_attr(blockbloom_loom, allow(unused_imports, dead_code))]
+#![cfg_attr(blockbloom_loom, allow(unused_imports, unused_mut, dead_code))]
 
 use core::time::Duration;
 use std::fs::File;
@@ -35,22 +35,33 @@ fn check_header(h: &Header) -> Result<(), Error> {
 /// clock line records, which must be the header's (`header`: 0 in a snapshot of format
 /// version 1 or 2, which has none); [`Error::Conflict`] if `wanted` is another.
 fn with_window(
-    lines: BloomFilter,
+    mut lines: BloomFilter,
     header: u64,
     wanted: Option<ExpiryWindow>,
 ) -> Result<ExpiringBloomFilter, Error> {
     let nanos = lines.blocks()[0].words()[WINDOW].load(Relaxed);
-    if header != 0 && header != nanos {
-        return Err(Error::InvalidSnapshot(
-            "the window in the clock line is not the header's",
-        ));
+    let window = (|| {
+        check_header(&Header::of_filter(&lines))?;
+        if header != 0 && header != nanos {
+            return Err(Error::InvalidSnapshot(
+                "the window in the clock line is not the header's",
+            ));
+        }
+        let window = ExpiryWindow::new(Duration::from_nanos(nanos))
+            .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
+        match wanted.filter(|w| *w != window) {
+            Some(w) => Err(window_conflict(window, w)),
+            None => Ok(window),
+        }
+    })();
+    match window {
+        Ok(window) => Ok(ExpiringBloomFilter::from_lines(lines, window)),
+        Err(e) => {
+            #[cfg(all(unix, not(blockbloom_loom)))]
+            lines.abandon_file(); // refused: a file as it was, not sealed
+            Err(e)
+        }
     }
-    let window = ExpiryWindow::new(Duration::from_nanos(nanos))
-        .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
-    if let Some(w) = wanted.filter(|w| *w != window) {
-        return Err(window_conflict(window, w));
-    }
-    Ok(ExpiringBloomFilter::from_lines(lines, window))
 }
 
 /// The [`Error::Conflict`] of a file made with the window `file` opened for `asked`.
@@ -187,7 +198,6 @@ impl ExpiringBloomFilter {
         let (h, _) = crate::file::peek_header(&path)?;
         let lines =
             crate::file::open_existing(&path, None, crate::file::FileKind::Expiring, verification)?;
-        check_header(&Header::of_filter(&lines))?;
         with_window(lines, h.window_nanos, None)
     }
 

@@ -11,7 +11,9 @@ use xxhash_rust::xxh3::Xxh3;
 use super::{io_err, FileKind, Wanted};
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, LEGACY_HEADER_BYTES, MAGIC};
+use crate::format::{
+    CHECKSUM_BYTES, COUNT_AT, HEADER_BYTES, LAYERS_AT, LEGACY_HEADER_BYTES, MAGIC,
+};
 use crate::snapshot::Header;
 
 /// The header and flags of the filter file at `path`, read without opening it for use
@@ -47,6 +49,7 @@ pub(super) fn verify_lines(
     path: &Path,
     header: &[u8],
     nblocks: u64,
+    kind: FileKind,
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
     digest.update(header);
@@ -59,6 +62,11 @@ pub(super) fn verify_lines(
             .map_err(|e| io_err(e, path))?;
         digest.update(&buf[..n]);
         at += n as u64;
+    }
+    if kind == FileKind::Layer {
+        for word in [COUNT_AT, LAYERS_AT] {
+            digest.update(&trailer_word(file, path, nblocks, word)?.to_le_bytes());
+        }
     }
     let mut stored = [0u8; CHECKSUM_BYTES];
     file.read_exact_at(&mut stored, end)
@@ -78,19 +86,53 @@ pub(super) fn check_first_line(
     path: &Path,
     h: &Header,
     kind: FileKind,
+    live: bool,
 ) -> Result<(), Error> {
     if kind != FileKind::Expiring {
         return Ok(());
     }
-    let mut word = [0u8; 8];
-    file.read_exact_at(&mut word, HEADER_BYTES as u64 + 16)
-        .map_err(|e| io_err(e, path))?;
-    if u64::from_le_bytes(word) != h.window_nanos {
+    let word = |i: u64| -> Result<u64, Error> {
+        let mut w = [0u8; 8];
+        file.read_exact_at(&mut w, HEADER_BYTES as u64 + 8 * i)
+            .map_err(|e| io_err(e, path))?;
+        Ok(u64::from_le_bytes(w))
+    };
+    if word(2)? != h.window_nanos {
         return Err(Error::InvalidSnapshot(
             "the window in the clock line is not the header's",
         ));
     }
+    // A file no checksum vouches for (in use, or left in use by a crash): its newest epoch
+    // (word 0, live state no header can cover) is bounded by this machine's clock, as every
+    // call keeps it (guarantee 6 of `ExpiringBloomFilter`); one further ahead is damaged,
+    // and would make every key in the filter new.
+    if live {
+        let window = crate::ExpiryWindow::new(std::time::Duration::from_nanos(h.window_nanos))
+            .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
+        let latest =
+            window.epoch_of(std::time::SystemTime::now() + std::time::Duration::from_secs(1));
+        if word(0)? > latest + window.tolerated_lag() {
+            return Err(Error::InvalidSnapshot(
+                "the clock line's newest epoch is ahead of this machine's clock: damaged, or \
+                 written by a clock that ran ahead (move the file away to start anew)",
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The live counter at trailer offset `at` of a growable chain's layer file of `nblocks`
+/// lines (`format::COUNT_AT`, `format::LAYERS_AT`), read from the file.
+pub(crate) fn trailer_word(
+    file: &File,
+    path: &Path,
+    nblocks: u64,
+    at: usize,
+) -> Result<u64, Error> {
+    let mut w = [0u8; 8];
+    file.read_exact_at(&mut w, super::trailer_at(nblocks) + at as u64)
+        .map_err(|e| io_err(e, path))?;
+    Ok(u64::from_le_bytes(w))
 }
 
 /// [`Error::Conflict`] unless the file's filter is the one asked for.

@@ -11,7 +11,7 @@ use super::checks::read_header;
 use super::{open_existing, resolve_dangling_link, trailer_at, FileCondition, FileKind};
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::HEADER_BYTES;
+use crate::format::{COUNT_AT, HEADER_BYTES, LAYERS_AT};
 use crate::snapshot::{for_block_bytes, Header, Verification};
 use crate::sync::AtomicU64;
 use crate::BloomFilter;
@@ -191,6 +191,24 @@ impl BloomFilter {
         self.file_state().is_some()
     }
 
+    /// Lets go of the file of a filter that was opened but is not used (a chain refused
+    /// after its first layer was opened): no seal — nothing was written through it — and the
+    /// in-use flag cleared again if this open set it on a cleanly closed file that nobody
+    /// else holds now, so the file is left byte for byte as it was.
+    pub(crate) fn abandon_file(&mut self) {
+        let Some(state) = self.take_file() else {
+            return;
+        };
+        let was_clean = matches!(state.found, FileCondition::ClosedCleanly { .. });
+        if was_clean && state.lock.is_own() && state.file.try_lock().is_ok() {
+            let flags = state.kind.flag();
+            let _ = state
+                .file
+                .write_all_at(&flags.to_le_bytes(), 44)
+                .and_then(|()| state.file.sync_data());
+        }
+    }
+
     /// Flushes and, if last, seals the file; afterwards the filter is no longer file-backed
     /// (called by `close` and by `Drop`).
     pub(crate) fn close_file(&mut self) -> Result<(), Error> {
@@ -232,6 +250,16 @@ impl BloomFilter {
             digest.update(b);
             Ok(())
         })?;
+        // A layer's live counters too (no other user can change them now): a damaged
+        // layer count would hide the layers after it.
+        if state.kind == FileKind::Layer {
+            let trailer = trailer_at(self.num_lines() as u64) as usize;
+            for at in [COUNT_AT, LAYERS_AT] {
+                let word = self.blocks_storage().file_word(trailer + at);
+                let value = word.map_or(0, |w| w.load(crate::sync::Ordering::Acquire));
+                digest.update(&value.to_le_bytes());
+            }
+        }
         let end = HEADER_BYTES as u64 + self.num_lines() as u64 * BLOCK_BYTES as u64;
         let f = &state.file;
         f.write_all_at(&digest.digest().to_le_bytes(), end)

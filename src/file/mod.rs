@@ -396,8 +396,8 @@ fn try_open_existing(
     if let Some(w) = wanted {
         check_same(&h, w)?;
     }
-    check_first_line(&file, path, &h, kind)?;
     let clean = flags & IN_USE == 0;
+    check_first_line(&file, path, &h, kind, !clean)?;
     if clean && !alone {
         return Ok(None);
     }
@@ -409,7 +409,7 @@ fn try_open_existing(
         (false, false) => FileCondition::InUse,
     };
     if clean && verification == Verification::Full {
-        verify_lines(&file, path, &h.encode(kind.flag()), h.nblocks)?;
+        verify_lines(&file, path, &h.encode(kind.flag()), h.nblocks, kind)?;
     }
     // A file with holes (made by an older version, a sparse copy, a file system that could
     // not reserve) gets its blocks now, while running out of space is still an error — and
@@ -458,5 +458,5 @@ fn try_open_existing(
 mod checks;
 mod handle;
 
-pub(crate) use checks::peek_header;
 use checks::{check_first_line, check_same, read_header, verify_lines};
+pub(crate) use checks::{peek_header, trailer_word};

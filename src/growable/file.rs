@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 
 use super::{GrowableBloomFilter, GrowableBuilder, Layer, Padded, Shape, MAX_LAYERS};
 use crate::error::Error;
-use crate::file::{open_existing, peek_header, resolve_dangling_link, FileKind};
+use crate::file::{open_existing, peek_header, resolve_dangling_link, trailer_word, FileKind};
 use crate::format::GROWS;
-use crate::format::LAYERS_AT;
+use crate::format::{COUNT_AT, LAYERS_AT};
 use crate::hash::KeyHasher;
 use crate::storage::Slots;
 use crate::sync::{
@@ -219,18 +219,39 @@ impl GrowableBloomFilter {
                 verification,
             }),
         };
-        let more = chain.layer_count().load(Acquire);
-        if more >= MAX_LAYERS as u64 {
-            return Err(Error::InvalidSnapshot("layer count out of range"));
+        let opened = (|| {
+            let more = chain.layer_count().load(Acquire);
+            if more >= MAX_LAYERS as u64 {
+                return Err(Error::InvalidSnapshot("layer count out of range"));
+            }
+            for i in 1..=more as usize {
+                let layer = chain.open_layer(i, false)?;
+                let _ = chain.layers.install(i, Box::new(layer));
+            }
+            for i in more as usize + 1..MAX_LAYERS {
+                chain.check_layer_place(i)?;
+            }
+            Ok(())
+        })();
+        match opened {
+            Ok(()) => Ok(chain),
+            Err(e) => {
+                // Refused: every file as it was (a seal would write a fresh checksum over a
+                // chain found inconsistent).
+                let mut chain = chain;
+                chain.abandon_files();
+                Err(e)
+            }
         }
-        for i in 1..=more as usize {
-            let layer = chain.open_layer(i, false)?;
-            let _ = chain.layers.install(i, Box::new(layer));
+    }
+
+    /// Lets go of every layer's file without sealing it (see `BloomFilter::abandon_file`).
+    fn abandon_files(&mut self) {
+        for i in 0..MAX_LAYERS {
+            if let Some(layer) = self.layers.get_mut(i) {
+                layer.filter.abandon_file();
+            }
         }
-        for i in more as usize + 1..MAX_LAYERS {
-            chain.check_layer_place(i)?;
-        }
-        Ok(chain)
     }
 
     /// [`Error::ForeignLayer`] if something other than this chain's layer `i` is at that
@@ -257,7 +278,22 @@ impl GrowableBloomFilter {
             Ok((h, _)) if h.seed != self.shape.seed || h.capacity != capacity => {
                 foreign("a layer of another chain (a leftover of an earlier state?)")
             }
-            Ok(_) => Ok(()),
+            // Keys go into a layer only once the count includes it: an uncounted layer that
+            // took keys means the count in the first file was damaged, and the keys in this
+            // layer and after it would look new.
+            Ok((h, _)) => match std::fs::File::open(&path)
+                .map_err(|e| Error::io(&e, &path.display().to_string()))
+                .and_then(|f| trailer_word(&f, &path, h.nblocks, COUNT_AT))
+            {
+                Ok(0) => Ok(()),
+                // Counted since we read the count (another process grew the chain).
+                Ok(_) if self.layer_count().load(Acquire) >= i as u64 => Ok(()),
+                Ok(_) => Err(Error::InvalidSnapshot(
+                    "a layer after the chain's layer count holds keys: the count in the first \
+                     file is damaged",
+                )),
+                Err(e) => Err(e),
+            },
             Err(Error::Io { kind, message }) => Err(Error::Io { kind, message }),
             Err(_) => foreign("not a blockbloom filter file"),
         }
@@ -426,21 +462,27 @@ impl GrowableBuilder {
         let initial_capacity = self.seed(0).build()?.initial_capacity();
         let first = real_path(path.as_ref())?;
         let layer0 = match open_existing(&first, None, FileKind::Layer, verification) {
-            Ok(f) => {
-                check_chain(&f, initial_capacity, fpr)?;
-                if let Some(k) = key_format.filter(|&k| k != f.key_format()) {
-                    return Err(Error::Conflict {
-                        what: "key format",
-                        file: f.key_format().to_string(),
-                        requested: k.to_string(),
-                    });
-                }
-                if seed.is_some_and(|s| s != f.seed()) {
-                    return Err(Error::Conflict {
-                        what: "seed",
-                        file: "(secret)".into(),
-                        requested: "another seed".into(),
-                    });
+            Ok(mut f) => {
+                let fits = check_chain(&f, initial_capacity, fpr).and_then(|()| {
+                    if let Some(k) = key_format.filter(|&k| k != f.key_format()) {
+                        return Err(Error::Conflict {
+                            what: "key format",
+                            file: f.key_format().to_string(),
+                            requested: k.to_string(),
+                        });
+                    }
+                    if seed.is_some_and(|s| s != f.seed()) {
+                        return Err(Error::Conflict {
+                            what: "seed",
+                            file: "(secret)".into(),
+                            requested: "another seed".into(),
+                        });
+                    }
+                    Ok(())
+                });
+                if let Err(e) = fits {
+                    f.abandon_file(); // refused: the file as it was
+                    return Err(e);
                 }
                 f
             }
