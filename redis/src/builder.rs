@@ -374,11 +374,18 @@ impl RedisBuilder {
                 }
             },
         };
+        // The parameter hash as it is now: one that appeared since it was read (another
+        // process creating the filter at this moment) is the identity to take, not the
+        // first shard's header read before it (perhaps a losing creator's).
+        let (stored, restore) = match f.read_meta()? {
+            Some(now) => (now, false),
+            None => (stored, true),
+        };
         let asked = self.asked(&meta, &stored.meta);
         if !stored.meta.same_shape(&asked) {
             return Err(asked.conflict(&stored.meta));
         }
-        if f.read_meta()?.is_none() {
+        if restore {
             f.restore_meta(stored)?;
         } else {
             f.adopt(stored)?;
@@ -495,6 +502,25 @@ impl RedisBloomFilter {
             self.set_meta(stored.clone());
             self.arm_all(&[mine.incarnation])?;
         }
+        // Creators racing this one armed shards with identities of their own before one
+        // parameter hash won; each re-arms its shards to the winner's, and so does this
+        // process, so that a shard still carrying a loser's header (one slower than this
+        // call) is not taken for another filter's. No key is in such a shard: a creator
+        // inserts only once it holds the winner's identity.
+        for _ in 0..100 {
+            let losers: Vec<u64> = self
+                .shard_headers()?
+                .into_iter()
+                .flatten()
+                .filter(|h| h.incarnation != stored.incarnation)
+                .map(|h| h.incarnation)
+                .collect();
+            if losers.is_empty() {
+                break;
+            }
+            self.arm_all(&losers)?;
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         self.verify_shards()?;
         Ok(stored)
     }
@@ -523,21 +549,31 @@ impl RedisBloomFilter {
     /// Every shard must carry our identity: a header with other parameters or another seed
     /// is [`Error::BadMeta`] (an edited parameter hash, or the keys of another filter); a
     /// missing header or an older incarnation is a loss, handled by re-incarnating.
+    ///
+    /// A header of other parameters is looked at again for up to 200 ms first: a process
+    /// creating the same filter at the same moment arms shards with an identity of its own
+    /// until its parameter hash loses, then re-arms them to the winner's.
     fn verify_shards(&mut self) -> Result<()> {
-        let mut lost = false;
-        for h in self.shard_headers()? {
-            match h {
-                Some(s) if s.meta != self.meta => {
-                    return Err(Error::BadMeta(
-                        "a shard's header disagrees with the parameter hash (edited, or the keys \
-                         of another filter)"
-                            .into(),
-                    ))
-                }
-                Some(s) if s.incarnation == self.incarnation => {}
-                _ => lost = true,
+        let mut tries = 0;
+        let headers = loop {
+            let headers = self.shard_headers()?;
+            let foreign = headers.iter().flatten().any(|s| s.meta != self.meta);
+            if !foreign {
+                break headers;
             }
-        }
+            tries += 1;
+            if tries == 100 {
+                return Err(Error::BadMeta(
+                    "a shard's header disagrees with the parameter hash (edited, or the keys \
+                     of another filter)"
+                        .into(),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        let lost = headers
+            .iter()
+            .any(|h| !matches!(h, Some(s) if s.incarnation == self.incarnation));
         if lost {
             self.reincarnate()?;
         }

@@ -521,3 +521,42 @@ fn a_refused_connection_names_the_address() {
         "{e:?}"
     );
 }
+
+/// Processes that create one filter at the same moment (two Scrapy-Redis crawls started
+/// together) all get it: a creator whose parameter hash lost re-arms its shards to the
+/// winner's identity, and the winner does not take a slower loser's header for another
+/// filter's keys (it once failed with "a shard's header disagrees with the parameter hash").
+#[test]
+fn creators_racing_for_one_name_all_get_the_filter() {
+    if !common::available() {
+        return;
+    }
+    let s = common::Server::start();
+    let url = s.url();
+    for round in 0..20 {
+        let name = format!("race-create-{round}");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let seeds: Vec<u64> = (0..4)
+            .map(|_| {
+                let (url, name, barrier) = (url.clone(), name.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let f = blockbloom_redis::RedisBloomFilter::builder(&url, &name)
+                        .capacity(200_000)
+                        .fpr(1e-5)
+                        .shard_bytes(64 * 1024)
+                        .open_or_create()
+                        .unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    f.incarnation()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        assert!(
+            seeds.iter().all(|&x| x == seeds[0]),
+            "round {round}: {seeds:?}"
+        );
+    }
+}
