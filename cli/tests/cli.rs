@@ -213,7 +213,7 @@ fn calc_prints_the_right_sizes() {
     assert!(out.status.success());
     let t = String::from_utf8(out.stdout).unwrap();
     // The design card: 118 MiB blocked, 114 MiB standard for 10^8 keys at 1% (not 958 MB); 118.2
-    // rather than DESIGN's 118.0 with the variance-corrected formula (ARCHITECTURE.md, 16).
+    // rather than 118.0 without the variance-corrected formula (ARCHITECTURE.md, decision 5).
     assert!(t.contains("118.2 MiB"), "{t}");
     assert!(t.contains("114.3 MiB"), "{t}");
     assert!(t.contains("k = 6"), "{t}");
