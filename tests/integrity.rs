@@ -20,6 +20,15 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The fixed filter the tests use, in the file at `path` (created if missing).
+fn open_fixed(path: &Path) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .open_file(path)
+        .unwrap()
+}
+
 fn expiring_builder() -> blockbloom::ExpiringBuilder {
     ExpiringBloomFilter::builder()
         .expire_after(Duration::from_secs(3600))
@@ -194,11 +203,7 @@ fn a_damaged_expiring_file_is_refused_and_left_as_it_was() {
 fn a_file_its_last_user_never_closed_opens_with_its_header_checked() {
     let dir = temp_dir("crashed");
     let path = dir.join("s.bloom");
-    let f = BloomFilter::builder()
-        .capacity(1000)
-        .seed(7)
-        .open_file(&path)
-        .unwrap();
+    let f = open_fixed(&path);
     f.insert("kept");
     f.close().unwrap();
     // The flag set as a killed user leaves it: its lines cannot be checked (the checksum is
@@ -228,11 +233,7 @@ fn a_header_damaged_while_in_use_is_not_sealed_over() {
     use std::os::unix::fs::FileExt;
     let dir = temp_dir("in-use");
     let path = dir.join("s.bloom");
-    let f = BloomFilter::builder()
-        .capacity(1000)
-        .seed(7)
-        .open_file(&path)
-        .unwrap();
+    let f = open_fixed(&path);
     f.insert("x");
     // Another program (or a bad disk) changes the seed under the open filter.
     let other = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
