@@ -17,11 +17,6 @@ use crate::Builder;
 /// with one key's work (~10–30 ns), few enough to stay within the CPU's fill buffers.
 pub const PREFETCH_DISTANCE: usize = 16;
 
-/// A key's keyed hash in a filter, from [`BloomFilter::key_hash`]: valid in every filter
-/// with the same seed. Example at [`HashedFilter`](crate::HashedFilter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KeyHash(pub(crate) u64);
-
 /// A lock-free, cache-line-blocked Bloom filter, shared by reference between threads.
 ///
 /// Every key maps to one 512-bit, 64-byte-aligned block and sets `k` bits inside it, so each

@@ -60,6 +60,32 @@ pub(crate) const fn fmix64(mut z: u64) -> u64 {
     z ^ (z >> 33)
 }
 
+/// A key's keyed hash in a filter, from [`BloomFilter::key_hash`](crate::BloomFilter::key_hash): valid in every filter
+/// with the same seed. Example at [`HashedFilter`](crate::HashedFilter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyHash(pub(crate) u64);
+
+impl KeyHash {
+    /// The hash as a number, to send elsewhere (the Redis module takes a batch's hashes
+    /// from its client, 8 bytes each) and turn back with [`from_bits`](Self::from_bits).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, KeyHash};
+    /// let f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// let h = f.key_hash("https://example.com/");
+    /// assert_eq!(KeyHash::from_bits(h.to_bits()), h);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// The hash whose [`to_bits`](Self::to_bits) is `bits` (example there).
+    pub fn from_bits(bits: u64) -> KeyHash {
+        KeyHash(bits)
+    }
+}
+
 /// The per-filter hashing key: the expanded secret and the state's starting value.
 #[derive(Clone)]
 pub(crate) struct KeyHasher {

@@ -9,7 +9,7 @@ use core::hash::Hash;
 
 use crate::block::WORDS;
 use crate::error::Error;
-use crate::hash::{block_index, positions, KeyHasher, MAX_HASHES};
+use crate::hash::{block_index, positions, KeyHash, KeyHasher, MAX_HASHES};
 
 /// `$r.$op::<L, N>(h)` for the block size of `$r` (a [`Layout`] or a filter with a
 /// `log2_block_bits()`): `L` = log2 of the block's bits, `N` its words. The one place the
@@ -207,6 +207,31 @@ impl Layout {
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
         let h = self.hash(key);
         by_block_size!(self: Layout, probe_at(h) -> Probe)
+    }
+
+    /// The keyed hash of `key` in this layout: [`BloomFilter::key_hash`] of a filter with
+    /// the same seed, for placing it later or elsewhere with
+    /// [`probe_hash`](Self::probe_hash).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Layout};
+    /// let f = BloomFilter::builder().capacity(1000).seed(4).build()?;
+    /// let l = f.layout();
+    /// let h = l.key_hash("https://example.com/");
+    /// assert_eq!(h, f.key_hash("https://example.com/"));
+    /// assert_eq!(l.probe_hash(h), f.probe("https://example.com/"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// [`BloomFilter::key_hash`]: crate::BloomFilter::key_hash
+    pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
+        KeyHash(self.hash(key))
+    }
+
+    /// Where the key of hash `h` lives: [`probe`](Self::probe) of that key, without the
+    /// key (example at [`key_hash`](Self::key_hash)).
+    pub fn probe_hash(&self, h: KeyHash) -> Probe {
+        by_block_size!(self: Layout, probe_at(h.0) -> Probe)
     }
 
     /// Where `key`'s slots lie in a counting or expiring filter of this layout (512-bit

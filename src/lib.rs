@@ -46,12 +46,12 @@ pub use expiring::{ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
 pub use family::{Filter, HashedFilter};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub use file::FileCondition;
+pub use filter::BloomFilter;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use filter::PREFETCH_DISTANCE;
-pub use filter::{BloomFilter, KeyHash};
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
-pub use hash::{random_seed, StrBytes, HASH_ALGORITHM_ID, MAX_HASHES};
+pub use hash::{random_seed, KeyHash, StrBytes, HASH_ALGORITHM_ID, MAX_HASHES};
 pub use layout::{Layout, Probe, SlotProbe};
 #[cfg(all(feature = "rayon", feature = "internals"))]
 #[doc(hidden)]

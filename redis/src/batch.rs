@@ -71,6 +71,9 @@ impl RedisBloomFilter {
         if keys.is_empty() {
             return Ok(out);
         }
+        if self.native {
+            return self.native_batch(op, keys);
+        }
         let inc = self.incarnation.to_be_bytes().to_vec();
         let (indices, calls): (Vec<Vec<usize>>, Vec<Call>) = self
             .plan(keys)

@@ -59,6 +59,8 @@ pub struct RedisBuilder {
     pub(crate) shard_bytes: Option<u64>,
     pub(crate) timeout: Duration,
     pub(crate) functions: bool,
+    /// Use the server module where every primary has it.
+    pub(crate) module: bool,
     pub(crate) cluster: bool,
     pub(crate) direct: bool,
     pub(crate) allow_eviction: bool,
@@ -158,6 +160,24 @@ impl RedisBuilder {
     /// Example at [`RedisBuilder`].
     pub fn use_scripts(mut self) -> Self {
         self.functions = false;
+        self
+    }
+
+    /// Whether batches may go through the server module (`blockbloom-redis-module`) where
+    /// every primary has it loaded (default: yes; an expiring filter never does). Both
+    /// paths keep the same shards, so handles that chose differently share one filter.
+    ///
+    /// ```no_run
+    /// use blockbloom_redis::RedisBloomFilter;
+    /// let f = RedisBloomFilter::builder("redis://127.0.0.1/", "crawl:seen")
+    ///     .capacity(1_000_000)
+    ///     .use_module(false)
+    ///     .open_or_create()?;
+    /// assert!(!f.uses_module());
+    /// # Ok::<(), blockbloom_redis::Error>(())
+    /// ```
+    pub fn use_module(mut self, on: bool) -> Self {
+        self.module = on;
         self
     }
 

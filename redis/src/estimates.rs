@@ -12,12 +12,38 @@ use crate::{RedisBloomFilter, RedisExpiringBloomFilter, Result, BLOCK_BYTES};
 /// Slots per line of an expiring filter's generation (one bit each).
 const SLOTS_PER_LINE: u32 = GENERATION_LINE_BYTES as u32 * 8;
 
-impl RedisBloomFilter {
-    /// The filter's bits, over every shard.
-    fn num_bits(&self) -> u64 {
-        self.meta.blocks * BLOCK_BYTES * 8
-    }
+/// What a plain filter's count of 1 bits says, as the local filter says it from its own:
+/// the same numbers from the client (a `BITCOUNT` per shard) and the module (`BB.INFO`).
+#[derive(Clone, Copy, Debug)]
+pub struct Estimates {
+    /// Keys inserted, estimated (not rounded).
+    pub keys_in: f64,
+    /// The false-positive rate now.
+    pub fpr: f64,
+    /// New keys answered "present" so far.
+    pub false_positives: f64,
+}
 
+impl Estimates {
+    /// The estimates of a filter of `lines` 512-bit lines and `hashes` bits per key whose
+    /// bits hold `ones` ones.
+    pub fn of(ones: u64, lines: u64, hashes: u32) -> Estimates {
+        let bits = lines * BLOCK_BYTES * 8;
+        let keys_in = keys_from_ones(ones, bits, hashes, 512);
+        let fpr = if keys_in <= 0.0 {
+            0.0
+        } else {
+            blockbloom::math::blocked_fpr(bits as f64 / keys_in, hashes).min(1.0)
+        };
+        Estimates {
+            keys_in,
+            fpr,
+            false_positives: false_positives_over_fill(keys_in, bits, hashes, 512),
+        }
+    }
+}
+
+impl RedisBloomFilter {
     /// The bits set, over every shard: one `BITCOUNT` of each shard's blocks (the server
     /// counts; nothing is copied).
     fn count_ones(&mut self) -> Result<u64> {
@@ -59,9 +85,8 @@ impl RedisBloomFilter {
     }
 
     fn keys_in(&mut self) -> Result<f64> {
-        let bits = self.num_bits();
         let ones = self.count_ones()?;
-        Ok(keys_from_ones(ones, bits, self.meta.hashes, 512))
+        Ok(Estimates::of(ones, self.meta.blocks, self.meta.hashes).keys_in)
     }
 
     /// The false-positive rate at the filter's current fill (the blocked formula at
@@ -72,12 +97,8 @@ impl RedisBloomFilter {
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_fpr(&mut self) -> Result<f64> {
-        let n = self.keys_in()?;
-        if n <= 0.0 {
-            return Ok(0.0);
-        }
-        let bits_per_key = self.num_bits() as f64 / n;
-        Ok(blockbloom::math::blocked_fpr(bits_per_key, self.meta.hashes).min(1.0))
+        let ones = self.count_ones()?;
+        Ok(Estimates::of(ones, self.meta.blocks, self.meta.hashes).fpr)
     }
 
     /// The expected number of new keys taken for repeats so far (pages not fetched), from
@@ -89,9 +110,8 @@ impl RedisBloomFilter {
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_false_positives(&mut self) -> Result<f64> {
-        let n = self.keys_in()?;
-        let bits = self.num_bits();
-        Ok(false_positives_over_fill(n, bits, self.meta.hashes, 512))
+        let ones = self.count_ones()?;
+        Ok(Estimates::of(ones, self.meta.blocks, self.meta.hashes).false_positives)
     }
 }
 

@@ -119,8 +119,11 @@ mod expiring_two_step;
 mod front;
 mod local;
 mod meta;
+mod native;
 mod net;
 mod server;
+#[doc(hidden)]
+pub mod shard_format;
 
 use std::fmt;
 use std::hash::Hash;
@@ -195,6 +198,9 @@ pub struct RedisBloomFilter {
     /// the server, about 39 AOF bytes per bit): chosen where the server keeps its writes.
     pub(crate) compact_writes: bool,
     pub(crate) want_functions: bool,
+    /// Batches go through the server module (`BB.SHARD.*`): every primary has it and the
+    /// handle did not opt out.
+    pub(crate) native: bool,
     pub(crate) name: String,
     pub(crate) meta_key: String,
     pub(crate) meta: Meta,
@@ -229,6 +235,7 @@ impl RedisBloomFilter {
             shard_bytes: None,
             timeout: Duration::from_secs(5),
             functions: true,
+            module: true,
             cluster: false,
             direct: true,
             allow_eviction: false,
@@ -281,6 +288,7 @@ impl RedisBloomFilter {
             compact_writes: true,
             mode: Mode::Functions,
             want_functions: b.functions,
+            native: false,
             name: b.name.clone(),
             meta_key: format!("{{{}}}.meta", b.name),
             meta,
@@ -288,6 +296,7 @@ impl RedisBloomFilter {
             layout,
         };
         f.load_server_code()?;
+        f.native = b.module && f.meta.window_ns == 0 && f.module_available()?;
         Ok(f)
     }
 
@@ -309,6 +318,7 @@ impl RedisBloomFilter {
             compact_writes: self.compact_writes,
             mode: self.mode.clone(),
             want_functions: self.want_functions,
+            native: self.native,
             name: self.name.clone(),
             meta_key: self.meta_key.clone(),
             meta: self.meta.clone(),
@@ -322,7 +332,7 @@ impl RedisBloomFilter {
 
     /// Redis key of shard `i`.
     pub(crate) fn shard_key(&self, i: u64) -> String {
-        format!("{{{}.{i}}}.bits", self.name)
+        shard_format::shard_key(&self.name, i)
     }
 
     /// Number of shards (Redis string keys) holding the bits.
@@ -497,6 +507,13 @@ impl RedisBloomFilter {
     /// Example at [`RedisBloomFilter`].
     pub fn uses_functions(&self) -> bool {
         matches!(self.mode, Mode::Functions)
+    }
+    /// Whether batches go through the server module (`blockbloom-redis-module`, loaded on
+    /// every primary) rather than the Functions; see [`RedisBuilder::use_module`].
+    ///
+    /// Example at [`RedisBuilder::use_module`].
+    pub fn uses_module(&self) -> bool {
+        self.native
     }
     /// Waits until `replicas` replicas have acknowledged every write this handle sent
     /// (Redis `WAIT`, on each primary it wrote to), for at most `timeout` per primary

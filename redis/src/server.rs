@@ -42,6 +42,10 @@ pub(crate) enum Op {
     /// one `BITFIELD_RO` of its generation — its header's incarnation, then the 128-bit line
     /// at each bit offset of the rest of `nums`, as two `i64` — answered as one array.
     XRead,
+    /// `BB.SHARD.INSERT_IF_ABSENT` of the server module: `nums` are the keys' hashes.
+    NativeSet,
+    /// `BB.SHARD.CONTAINS` of the server module.
+    NativeGet,
 }
 
 impl Op {
@@ -69,14 +73,16 @@ impl Op {
             Op::XSet => "bb_xset",
             Op::XIns => "bb_xins",
             Op::XGet => "bb_xget",
-            Op::Read | Op::XRead => unreachable!("plain commands only"),
+            Op::Read | Op::XRead | Op::NativeSet | Op::NativeGet => {
+                unreachable!("plain or module commands only")
+            }
         }
     }
 
     /// Whether the operation may change the server's data (else sending it twice is safe,
     /// and its function is registered `no-writes`).
     fn writes(self) -> bool {
-        !matches!(self, Op::Get | Op::Read | Op::XRead)
+        !matches!(self, Op::Get | Op::Read | Op::XRead | Op::NativeGet)
     }
 }
 
@@ -193,6 +199,19 @@ impl RedisBloomFilter {
                 .arg("GET")
                 .arg("i64")
                 .arg(0);
+            return;
+        }
+        if matches!(op, Op::NativeSet | Op::NativeGet) {
+            let command = if op == Op::NativeSet {
+                "BB.SHARD.INSERT_IF_ABSENT"
+            } else {
+                "BB.SHARD.CONTAINS"
+            };
+            let hashes: Vec<u8> = call.nums.iter().flat_map(|h| h.to_le_bytes()).collect();
+            pipe.cmd(command)
+                .arg(&call.key)
+                .arg(&call.head[0])
+                .arg(hashes);
             return;
         }
         if op == Op::XRead {

@@ -5,7 +5,8 @@
 
 use core::hash::Hash;
 
-use super::{BloomFilter, KeyHash, PREFETCH_DISTANCE};
+use super::{BloomFilter, PREFETCH_DISTANCE};
+use crate::hash::KeyHash;
 use crate::storage::{prefetch_read, prefetch_write};
 
 impl BloomFilter {

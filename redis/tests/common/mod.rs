@@ -171,6 +171,11 @@ impl Drop for Server {
 /// --cluster create`), every node asking for `password` if one is given; returned once
 /// every node sees the whole cluster.
 pub fn cluster(password: Option<&str>) -> Vec<Server> {
+    cluster_with(password, &[])
+}
+
+/// [`cluster`] with `extra` arguments for every node (a `--loadmodule`).
+pub fn cluster_with(password: Option<&str>, extra: &[&str]) -> Vec<Server> {
     let mut args = vec![
         "--save",
         "",
@@ -184,6 +189,7 @@ pub fn cluster(password: Option<&str>) -> Vec<Server> {
     if let Some(pw) = password {
         args.extend(["--requirepass", pw, "--masterauth", pw]);
     }
+    args.extend(extra);
     // The bus on a free port of its own: the default, port + 10000, is past 65535 for a
     // quarter of the ephemeral ports.
     let nodes: Vec<Server> = (0..3)

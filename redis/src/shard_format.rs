@@ -1,0 +1,78 @@
+//! Not public API: a shard as the server module (`blockbloom-redis-module`) reads it, so
+//! that the shard format keeps one owner (`meta`). No stability promise.
+
+use blockbloom::Layout;
+
+pub use crate::estimates::Estimates;
+use crate::meta::Meta;
+/// Bytes of a shard's header; its lines follow.
+pub const HEADER_BYTES: u64 = crate::meta::SHARD_HEADER_BYTES;
+
+/// The version of the module's commands that this client speaks: `BB.VERSION` answers the
+/// module's, and a client uses the module only where they are equal.
+pub const MODULE_PROTOCOL: i64 = 1;
+
+/// What a shard's header says: who it belongs to and how keys are placed.
+#[derive(Clone)]
+pub struct ShardIdentity {
+    /// The filter's incarnation, as the header holds it (8 bytes, big-endian): what every
+    /// call names.
+    pub incarnation: [u8; 8],
+    /// Where keys go (seed, lines, hashes).
+    pub layout: Layout,
+    /// Lines per shard (the last shard may have fewer).
+    pub shard_lines: u64,
+    /// An expiring filter's shard (its generations are elsewhere: the module does not
+    /// serve it).
+    pub expiring: bool,
+    /// Keys the filter was sized for, and its target rate.
+    pub capacity: u64,
+    /// The target false-positive rate.
+    pub fpr: f64,
+}
+
+/// Reads a shard's header: `Ok(None)` where there is none (all zero or cut short: the shard
+/// was lost or never armed), `Err` with a message for a damaged one.
+pub fn identity(header: &[u8]) -> Result<Option<ShardIdentity>, String> {
+    let Some(stored) = Meta::from_header(header).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let m: &Meta = &stored.meta;
+    Ok(Some(ShardIdentity {
+        incarnation: stored.incarnation.to_be_bytes(),
+        layout: Layout::new(m.seed, m.blocks, m.hashes).map_err(|e| e.to_string())?,
+        shard_lines: m.shard_blocks,
+        expiring: m.window_ns != 0,
+        capacity: m.capacity,
+        fpr: m.fpr,
+    }))
+}
+
+/// The key of shard `i` of filter `name`.
+pub fn shard_key(name: &str, i: u64) -> String {
+    format!("{{{name}.{i}}}.bits")
+}
+
+/// The shard number in a shard's key (`{name.i}.bits`), if it is one.
+pub fn shard_index(key: &[u8]) -> Option<u64> {
+    let tag = key.strip_suffix(b"}.bits")?;
+    let dot = tag.iter().rposition(|&b| b == b'.')?;
+    let digits = std::str::from_utf8(&tag[dot + 1..]).ok()?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_key_gives_back_its_index() {
+        assert_eq!(shard_index(shard_key("crawl:seen", 7).as_bytes()), Some(7));
+        assert_eq!(shard_index(shard_key("a.b}c", 12).as_bytes()), Some(12));
+        assert_eq!(shard_index(b"{crawl.x}.bits"), None);
+        assert_eq!(shard_index(b"crawl.3"), None);
+    }
+}
