@@ -23,7 +23,10 @@ pub(crate) type Remote = Box<dyn for<'a> blockbloom_redis::SharedFilter<Key<'a>>
 /// connect, and to wait for each reply, before a call fails with `RedisError`. `cluster`:
 /// `url` is a node of a Redis Cluster, over whose nodes the shards are spread;
 /// `shard_bytes` (default 64 MiB) makes a new filter of more, smaller shards; an existing
-/// one keeps its own (naming another is a `RedisError`). `ValueError` for bad parameters,
+/// one keeps its own (naming another is a `RedisError`). Batches go through the server
+/// module (`blockbloom-redis-module`) where every primary has it loaded (`uses_module`),
+/// else through the Redis Functions, on the same shards; `use_module=False` keeps to the
+/// Functions. `ValueError` for bad parameters,
 /// `RedisError` if the server cannot be reached or refuses.
 ///
 /// One connection per object, so threads sharing an object take turns (give each thread its
@@ -40,6 +43,8 @@ pub(crate) struct RedisBloomFilter {
     remote: Mutex<Remote>,
     /// The constructor's arguments, for pickling.
     args: RedisArgs,
+    /// Whether its batches go through the server module.
+    uses_module: bool,
 }
 
 #[derive(Clone)]
@@ -54,6 +59,8 @@ pub(crate) struct RedisArgs {
     pub(crate) timeout: f64,
     pub(crate) cluster: bool,
     pub(crate) shard_bytes: Option<u64>,
+    /// Batches may go through the server module where every primary has it.
+    pub(crate) use_module: bool,
 }
 
 impl RedisArgs {
@@ -85,7 +92,7 @@ impl RedisArgs {
             if let Some(bytes) = self.shard_bytes {
                 b = b.shard_bytes(bytes);
             }
-            open(b)
+            open(b.use_module(self.use_module))
         })
         .map_err(redis_err)
     }
@@ -108,6 +115,7 @@ impl RedisBloomFilter {
             + Send,
     ) -> PyResult<Self> {
         let f = args.open(py, open)?;
+        let uses_module = f.uses_module();
         let remote: Remote = match args.local_front {
             Some(c) => Box::new(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
             None => Box::new(f),
@@ -115,6 +123,7 @@ impl RedisBloomFilter {
         Ok(RedisBloomFilter {
             remote: Mutex::new(remote),
             args,
+            uses_module,
         })
     }
 }
@@ -132,7 +141,7 @@ pub(crate) fn wait_timeout(timeout: f64) -> PyResult<std::time::Duration> {
 impl RedisBloomFilter {
     // The parameters are documented on the class, which is where Python shows them.
     #[new]
-    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None))]
+    #[pyo3(signature = (url, name, capacity, fpr = 0.01, local_front = None, local_fpr = 0.001, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None, use_module = true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -146,6 +155,7 @@ impl RedisBloomFilter {
         timeout: f64,
         cluster: bool,
         shard_bytes: Option<Unsigned<u64>>,
+        use_module: bool,
     ) -> PyResult<Self> {
         let args = RedisArgs {
             url,
@@ -158,6 +168,7 @@ impl RedisBloomFilter {
             timeout,
             cluster,
             shard_bytes: shard_bytes.map(|b| b.0),
+            use_module,
         };
         RedisBloomFilter::connect(py, args, |b| b.open_or_create())
     }
@@ -188,6 +199,7 @@ impl RedisBloomFilter {
             timeout,
             cluster,
             shard_bytes: shard_bytes.map(|b| b.0),
+            use_module: true,
         };
         RedisBloomFilter::connect(py, args, |b| b.export(&local.inner))
     }
@@ -211,6 +223,14 @@ impl RedisBloomFilter {
             .map_err(redis_err)
     }
 
+    /// Whether this object's batches go through the server module (`BB.SHARD.*` commands)
+    /// rather than the Redis Functions: the module is loaded on every primary and
+    /// `use_module` was not `False`.
+    #[getter]
+    fn uses_module(&self) -> bool {
+        self.uses_module
+    }
+
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
@@ -227,6 +247,7 @@ impl RedisBloomFilter {
             a.timeout,
             a.cluster,
             a.shard_bytes,
+            a.use_module,
         )
             .into_pyobject(py)?;
         Ok((py.get_type::<RedisBloomFilter>().into_any(), args))

@@ -113,6 +113,7 @@ impl RedisExpiringBloomFilter {
             timeout,
             cluster,
             shard_bytes: shard_bytes.map(|b| b.0),
+            use_module: false,
         };
         let f = args.open(py, |b| b.expire_after(window).open_or_create_expiring())?;
         Ok(RedisExpiringBloomFilter {

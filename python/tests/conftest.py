@@ -107,6 +107,30 @@ def redis_server(tmp_path):
     server.kill()
 
 
+def redis_module() -> str:
+    """The server module (`libblockbloom_redis_module.so`): $BLOCKBLOOM_REDIS_MODULE, else
+    one built in the workspace; the test is skipped without one."""
+    env = os.environ.get("BLOCKBLOOM_REDIS_MODULE")
+    if env:
+        return env
+    for profile in ("release", "debug"):
+        for sub in ("", "deps"):
+            p = ROOT / "target" / profile / sub / "libblockbloom_redis_module.so"
+            if p.exists():
+                return str(p)
+    if os.environ.get("BLOCKBLOOM_REQUIRE_ALL"):
+        raise RuntimeError("no Redis module: cargo build --release -p blockbloom-redis-module")
+    pytest.skip("no Redis module (cargo build --release -p blockbloom-redis-module)")
+
+
+@pytest.fixture
+def module_redis_url(tmp_path):
+    """A redis-server of its own with the blockbloom module loaded (no persistence)."""
+    server = RedisServer(tmp_path, args=["--loadmodule", redis_module()])
+    yield server.url
+    server.kill()
+
+
 @pytest.fixture
 def redis_url(tmp_path):
     """A redis-server of its own on a free port (no persistence)."""

@@ -130,8 +130,11 @@ def test_jobdir_resume_after_sigkill(site, tmp_path):
     assert stats.get("dupefilter/filtered", 0) >= 1
 
 
-def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, redis_url):
+@pytest.mark.parametrize("server", ["redis_url", "module_redis_url"])
+def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, server, request):
+    """Through the Functions, and through the module where the server has it loaded."""
     pytest.importorskip("scrapy_redis")
+    redis_url = request.getfixturevalue(server)
     settings = {
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "blockbloom.scrapy.RedisBloomDupeFilter",
@@ -154,6 +157,7 @@ def test_two_scrapy_redis_processes_share_one_filter(site, tmp_path, redis_url):
     for name in ("a", "b"):
         stats = json.loads((tmp_path / f"{name}.stats").read_text())
         assert 0 <= stats["blockbloom/estimated_false_positives"] < 1
+        assert stats["blockbloom/redis_module"] == (server == "module_redis_url")
 
 
 class Stats:

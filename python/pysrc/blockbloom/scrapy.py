@@ -314,7 +314,15 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         capacity, fpr, front, timeout, expire_after = self._params
         if expire_after:
             return RedisExpiringBloomFilter(self.url, self.key, capacity, fpr, expire_after=expire_after, timeout=timeout)
-        return RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
+        seen = RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
+        if self.stats is not None:
+            self.stats.set_value("blockbloom/redis_module", int(seen.uses_module))
+        self.logger.info(
+            "blockbloom: filter %r in Redis, through %s",
+            self.key,
+            "the blockbloom module" if seen.uses_module else "Redis Functions",
+        )
+        return seen
 
     @classmethod
     def from_crawler(cls, crawler: Any, spider_name: Optional[str] = None) -> "RedisBloomDupeFilter":
