@@ -38,7 +38,10 @@ fn debug_reload_and_a_restart_from_the_rdb_keep_every_key() {
     assert!(g.uses_module());
     assert!(g.contains_many(&keys).unwrap().iter().all(|&p| p));
     assert!(!g.insert_if_absent_many(&keys).unwrap().iter().any(|&n| n));
-    let digest_now: String = redis::cmd("DEBUG").arg("DIGEST").query(&mut s.conn()).unwrap();
+    let digest_now: String = redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(&mut s.conn())
+        .unwrap();
     assert_eq!(digest, digest_now, "the restart changed the data");
 }
 
@@ -55,7 +58,12 @@ fn the_aof_holds_8_bytes_per_new_key_and_replays_after_a_kill() {
     let keys = urls(0, 50_000);
     let mut new = 0;
     for chunk in keys.chunks(1000) {
-        new += f.insert_if_absent_many(chunk).unwrap().iter().filter(|&&n| n).count();
+        new += f
+            .insert_if_absent_many(chunk)
+            .unwrap()
+            .iter()
+            .filter(|&&n| n)
+            .count();
     }
     let grown = aof_bytes(&s.dir) - created;
     let per_key = grown as f64 / new as f64;
@@ -76,9 +84,11 @@ fn the_aof_holds_8_bytes_per_new_key_and_replays_after_a_kill() {
     let _: () = redis::cmd("BGREWRITEAOF").query(&mut s.conn()).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let info: String = redis::cmd("INFO").arg("persistence").query(&mut s.conn()).unwrap();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0")
-        {
+        let info: String = redis::cmd("INFO")
+            .arg("persistence")
+            .query(&mut s.conn())
+            .unwrap();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "rewrite did not end");
@@ -113,9 +123,16 @@ fn a_replica_answers_as_its_primary() {
     f.insert_if_absent_many(&keys).unwrap();
     // Repeats replicate nothing; WAIT acknowledges every write so far.
     f.insert_if_absent_many(&keys[..5000]).unwrap();
-    assert_eq!(f.wait_for_replicas(1, std::time::Duration::from_secs(10)).unwrap(), 1);
+    assert_eq!(
+        f.wait_for_replicas(1, std::time::Duration::from_secs(10))
+            .unwrap(),
+        1
+    );
     let digest = |s: &common::Server| -> String {
-        redis::cmd("DEBUG").arg("DIGEST").query(&mut s.conn()).unwrap()
+        redis::cmd("DEBUG")
+            .arg("DIGEST")
+            .query(&mut s.conn())
+            .unwrap()
     };
     assert_eq!(digest(&primary), digest(&replica));
     let mut r = RedisBloomFilter::open(&replica.url(), "rep").unwrap();
@@ -177,7 +194,11 @@ fn a_cluster_with_the_module_answers_as_a_local_filter() {
         .unwrap();
     assert!(f.uses_module());
     assert!(f.num_shards() > 50);
-    let local = BloomFilter::builder().capacity(50_000).seed(77).build().unwrap();
+    let local = BloomFilter::builder()
+        .capacity(50_000)
+        .seed(77)
+        .build()
+        .unwrap();
     let (stream, _) = blockbloom_workload::dup_stream(40_000, 0.5, 3);
     let keys: Vec<String> = stream.iter().map(|&i| url(i)).collect();
     for chunk in keys.chunks(1000) {

@@ -79,6 +79,10 @@ fn main() {
             eprintln!("--redis: {e}");
             std::process::exit(1);
         }
+        if let Err(e) = redis_servers::section(&mut r.md, r.cfg.quick) {
+            eprintln!("--redis (server cost): {e}");
+            std::process::exit(1);
+        }
     }
     if let Some(path) = r.cfg.urls.clone() {
         if let Err(e) = real_urls::run(&mut r, &path) {

@@ -9,6 +9,7 @@ pub(crate) mod memory;
 pub(crate) mod physical;
 pub(crate) mod real_urls;
 pub(crate) mod redis;
+pub(crate) mod redis_servers;
 pub(crate) mod scale;
 pub(crate) mod targets;
 pub(crate) mod throughput;

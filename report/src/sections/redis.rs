@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A redis-server of our own (no persistence), killed on drop.
-struct OwnServer(Child, std::path::PathBuf);
+pub(super) struct OwnServer(Child, std::path::PathBuf);
 
 impl Drop for OwnServer {
     fn drop(&mut self) {
@@ -23,7 +23,7 @@ fn start_server() -> Result<(OwnServer, String), String> {
     start_server_with(&[])
 }
 
-fn start_server_with(extra: &[&str]) -> Result<(OwnServer, String), String> {
+pub(super) fn start_server_with(extra: &[&str]) -> Result<(OwnServer, String), String> {
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_err(|e| e.to_string())?
@@ -57,7 +57,7 @@ fn start_server_with(extra: &[&str]) -> Result<(OwnServer, String), String> {
     }
 }
 
-fn conn(url: &str) -> redis::Connection {
+pub(super) fn conn(url: &str) -> redis::Connection {
     redis::Client::open(url)
         .and_then(|c| c.get_connection())
         .expect("redis connection")
