@@ -14,6 +14,14 @@ const SLOTS_PER_LINE: u32 = GENERATION_LINE_BYTES as u32 * 8;
 
 /// What a plain filter's count of 1 bits says, as the local filter says it from its own:
 /// the same numbers from the client (a `BITCOUNT` per shard) and the module (`BB.INFO`).
+///
+/// ```
+/// use blockbloom_redis::shard_format::Estimates;
+/// let empty = Estimates::of(0, 1000, 7);
+/// assert_eq!((empty.keys_in, empty.fpr, empty.false_positives), (0.0, 0.0, 0.0));
+/// let some = Estimates::of(7000, 1000, 7);
+/// assert!(some.keys_in > 990.0 && some.fpr > 0.0);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Estimates {
     /// Keys inserted, estimated (not rounded).
@@ -26,7 +34,7 @@ pub struct Estimates {
 
 impl Estimates {
     /// The estimates of a filter of `lines` 512-bit lines and `hashes` bits per key whose
-    /// bits hold `ones` ones.
+    /// bits hold `ones` ones (example at [`Estimates`]).
     pub fn of(ones: u64, lines: u64, hashes: u32) -> Estimates {
         let bits = lines * BLOCK_BYTES * 8;
         let keys_in = keys_from_ones(ones, bits, hashes, 512);

@@ -189,7 +189,15 @@ pub fn section(md: &mut String, quick: bool) -> Result<(), String> {
     for aof in [false, true] {
         let mut args: Vec<&str> = loads.iter().map(String::as_str).collect();
         if aof {
-            args.extend(["--appendonly", "yes", "--appendfsync", "everysec"]);
+            // No automatic rewrite: the AOF's size then only grows, by what each run wrote.
+            args.extend([
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--auto-aof-rewrite-percentage",
+                "0",
+            ]);
         }
         let (_server, url) = start_server_with(&args)?;
         for (label, stream, distinct) in &streams {
