@@ -43,10 +43,12 @@ const READ: c_int = 1;
 const WRITE: c_int = 2;
 const KEYTYPE_EMPTY: c_int = 0;
 const KEYTYPE_STRING: c_int = 1;
+const KEYTYPE_HASH: c_int = 3;
 const CTX_FLAGS_CLUSTER: c_int = 1 << 5;
 const CTX_FLAGS_OOM: c_int = 1 << 10;
 const CTX_FLAGS_REPLICATED: c_int = 1 << 12;
 const CTX_FLAGS_LOADING: c_int = 1 << 13;
+const NOTIFY_GENERIC: c_int = 1 << 2;
 const NOTIFY_STRING: c_int = 1 << 3;
 /// `REDISMODULE_CMD_KEY_ACCESS` / `_UPDATE`: reading a key's value / changing it.
 const KEY_ACCESS: c_int = 1 << 4;
@@ -58,6 +60,7 @@ macro_rules! api_table {
         struct Api {
             $($field: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
             replicate: unsafe extern "C" fn(*mut RawCtx, *const c_char, *const c_char, ...) -> c_int,
+            hash_set: unsafe extern "C" fn(*mut RawKey, c_int, ...) -> c_int,
         }
 
         impl Api {
@@ -82,6 +85,8 @@ macro_rules! api_table {
                     )*
                     // SAFETY: as above: `RedisModule_Replicate` is variadic in C too.
                     replicate: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut RawCtx, *const c_char, *const c_char, ...) -> c_int>(find(c"RedisModule_Replicate")?) },
+                    // SAFETY: as above: `RedisModule_HashSet` is variadic in C too.
+                    hash_set: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut RawKey, c_int, ...) -> c_int>(find(c"RedisModule_HashSet")?) },
                 })
             }
         }
@@ -98,6 +103,7 @@ api_table! {
     reply_with_long_long = c"RedisModule_ReplyWithLongLong": fn(*mut RawCtx, c_longlong) -> c_int;
     reply_with_double = c"RedisModule_ReplyWithDouble": fn(*mut RawCtx, f64) -> c_int;
     reply_with_array = c"RedisModule_ReplyWithArray": fn(*mut RawCtx, c_long) -> c_int;
+    reply_with_simple_string = c"RedisModule_ReplyWithSimpleString": fn(*mut RawCtx, *const c_char) -> c_int;
     string_ptr_len = c"RedisModule_StringPtrLen": fn(*const RawString, *mut usize) -> *const c_char;
     create_string = c"RedisModule_CreateString": fn(*mut RawCtx, *const c_char, usize) -> *mut RawString;
     free_string = c"RedisModule_FreeString": fn(*mut RawCtx, *mut RawString);
@@ -112,6 +118,7 @@ api_table! {
     get_module_user_from_user_name = c"RedisModule_GetModuleUserFromUserName": fn(*mut RawString) -> *mut RawUser;
     acl_check_key_permissions = c"RedisModule_ACLCheckKeyPermissions": fn(*mut RawUser, *mut RawString, c_int) -> c_int;
     free_module_user = c"RedisModule_FreeModuleUser": fn(*mut RawUser);
+    replicate_verbatim = c"RedisModule_ReplicateVerbatim": fn(*mut RawCtx) -> c_int;
 }
 
 static API: OnceLock<Api> = OnceLock::new();
@@ -218,6 +225,13 @@ impl<'a> Ctx<'a> {
         unsafe { (api().reply_with_string_buffer)(self.raw, bytes.as_ptr().cast(), bytes.len()) }
     }
 
+    /// Replies with a status (`OK`).
+    pub fn reply_simple(&self, status: &str) -> c_int {
+        let s = std::ffi::CString::new(status).expect("a status has no zero byte");
+        // SAFETY: a valid context and C string (Redis copies it).
+        unsafe { (api().reply_with_simple_string)(self.raw, s.as_ptr()) }
+    }
+
     /// Replies with an integer.
     pub fn reply_int(&self, n: i64) -> c_int {
         // SAFETY: a valid context.
@@ -316,6 +330,17 @@ impl<'a> Ctx<'a> {
     }
 }
 
+impl Ctx<'_> {
+    /// Propagates the command as it was called (deterministic ones: the same data gives
+    /// the same result on a replica).
+    pub fn replicate_verbatim(&self) {
+        // SAFETY: a valid context.
+        unsafe {
+            (api().replicate_verbatim)(self.raw);
+        }
+    }
+}
+
 /// A string created for a call (a key name), freed on drop.
 struct OwnedString {
     ctx: *mut RawCtx,
@@ -344,6 +369,8 @@ pub enum KeyKind {
     Empty,
     /// A string.
     String,
+    /// A hash.
+    Hash,
     /// Anything else.
     Other,
 }
@@ -365,6 +392,7 @@ impl Key<'_> {
         match unsafe { (api().key_type)(k.as_ptr()) } {
             KEYTYPE_EMPTY => KeyKind::Empty,
             KEYTYPE_STRING => KeyKind::String,
+            KEYTYPE_HASH => KeyKind::Hash,
             _ => KeyKind::Other,
         }
     }
@@ -407,16 +435,43 @@ impl Key<'_> {
         }
     }
 
+    /// Makes this key (missing, opened to write) a string of `len` zero bytes, allocated
+    /// at once at its full length.
+    pub fn create_string(&mut self, len: usize) -> Result<(), String> {
+        let k = self.raw.ok_or("ERR the key is not open")?.as_ptr();
+        // SAFETY: an open key, opened to write; on a missing key Redis creates the string.
+        if unsafe { (api().string_truncate)(k, len) } != OK {
+            return Err("ERR could not create the shard".into());
+        }
+        Ok(())
+    }
+
+    /// Sets `field` to `value` in this hash (a key opened to write; created if missing).
+    pub fn hash_set(&mut self, field: &[u8], value: &[u8]) -> Result<(), String> {
+        let k = self.raw.ok_or("ERR the key is not open")?.as_ptr();
+        let f = OwnedString::new(self.ctx, field);
+        let v = OwnedString::new(self.ctx, value);
+        // SAFETY: an open key opened to write; field and value are strings of this call,
+        // the list ends with NULL (REDISMODULE_HASH_NONE = 0). Its count of updated fields
+        // says nothing here (0 for new ones): the caller checks the key afterwards.
+        unsafe { (api().hash_set)(k, 0, f.raw, v.raw, std::ptr::null_mut::<RawString>()) };
+        Ok(())
+    }
+
     /// Fires the keyspace event `event` (class `$`, strings) for this key.
     pub fn notify(&self, event: &CStr) {
+        self.notify_as(NOTIFY_STRING, event)
+    }
+
+    /// Fires the keyspace event `event` (class `g`, generic) for this key.
+    pub fn notify_generic(&self, event: &CStr) {
+        self.notify_as(NOTIFY_GENERIC, event)
+    }
+
+    fn notify_as(&self, class: c_int, event: &CStr) {
         // SAFETY: a valid context, event name and key name.
         unsafe {
-            (api().notify_keyspace_event)(
-                self.ctx.raw,
-                NOTIFY_STRING,
-                event.as_ptr(),
-                self.name.raw,
-            );
+            (api().notify_keyspace_event)(self.ctx.raw, class, event.as_ptr(), self.name.raw);
         }
     }
 }

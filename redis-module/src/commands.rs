@@ -118,7 +118,7 @@ pub enum KeyOp {
 
 /// The identity of filter `name`, from its first shard (on a server, not a cluster: there
 /// a filter's shards are on several nodes).
-fn identity_of(ctx: &Ctx<'_>, name: &str) -> Result<ShardIdentity, String> {
+pub fn identity_of(ctx: &Ctx<'_>, name: &str) -> Result<ShardIdentity, String> {
     if ctx.in_cluster() {
         return Err(
             "ERR on a cluster a filter's shards are on several nodes: use a client \
@@ -133,7 +133,7 @@ fn identity_of(ctx: &Ctx<'_>, name: &str) -> Result<ShardIdentity, String> {
 }
 
 /// Shards `shards` of filter `name`, opened and checked to be of `incarnation`.
-fn open_filter<'c>(
+pub fn open_filter<'c>(
     ctx: &'c Ctx<'c>,
     name: &str,
     incarnation: &[u8; 8],

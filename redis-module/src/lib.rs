@@ -24,6 +24,10 @@
 //!   server, not a cluster.
 //! * `BB.INFO name`: parameters, bytes, bits set, `estimated_len`, `estimated_fpr`,
 //!   `estimated_false_positives`.
+//! * `BB.CREATE name capacity rate [SEED n] [SHARDBYTES n]`: a filter, sized and laid out
+//!   as the clients create one; `BB.UNION destination source`: one filter ORed into
+//!   another of the same parameters and seed; `BB.DUMP name cursor` / `BB.LOAD name cursor
+//!   bytes`: a filter moved in 1 MiB pieces (to another server, or another name).
 //! * `BB.VERSION`: the version of these commands (clients use the module only where it is
 //!   the one they speak).
 //!
@@ -34,6 +38,7 @@
 
 mod api;
 mod commands;
+mod lifecycle;
 mod shard;
 
 use std::ffi::{c_int, CStr};
@@ -74,11 +79,15 @@ entry!(cmd_contains, |ctx| commands::key_call(
     KeyOp::Contains
 ));
 entry!(cmd_info, |ctx| commands::info(&ctx));
+entry!(cmd_create, |ctx| lifecycle::create_command(&ctx));
+entry!(cmd_union, |ctx| lifecycle::union_command(&ctx));
+entry!(cmd_dump, |ctx| lifecycle::dump_command(&ctx));
+entry!(cmd_load, |ctx| lifecycle::load_command(&ctx));
 
 /// Name, entry point, flags, first key, last key, key step: the shard commands declare
 /// their key (cluster routing, ACLs); the filter-level ones find their shards from the
 /// name and check the caller's key permissions themselves.
-const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 7] = [
+const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 11] = [
     (c"bb.version", cmd_version, c"readonly fast", 0, 0, 0),
     (
         c"bb.shard.insert_if_absent",
@@ -107,6 +116,10 @@ const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 7] = [
     (c"bb.insert", cmd_insert, c"write", 0, 0, 0),
     (c"bb.contains", cmd_contains, c"readonly", 0, 0, 0),
     (c"bb.info", cmd_info, c"readonly", 0, 0, 0),
+    (c"bb.create", cmd_create, c"write deny-oom", 0, 0, 0),
+    (c"bb.union", cmd_union, c"write", 0, 0, 0),
+    (c"bb.dump", cmd_dump, c"readonly", 0, 0, 0),
+    (c"bb.load", cmd_load, c"write deny-oom", 0, 0, 0),
 ];
 
 /// Redis' entry point: registers the commands.

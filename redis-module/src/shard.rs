@@ -50,7 +50,7 @@ pub fn open<'c>(
     let k = ctx.open(key, write, check_acl)?;
     match k.kind() {
         KeyKind::Empty => return Err(Refusal::Lost(Vec::new())),
-        KeyKind::Other => {
+        KeyKind::Other | KeyKind::Hash => {
             return Err(Refusal::Error(format!(
                 "WRONGTYPE the key '{}' holds something else than a filter's shard",
                 String::from_utf8_lossy(key)

@@ -181,7 +181,7 @@ impl RedisBuilder {
         self
     }
 
-    fn proposed(&self, seed: Option<u128>) -> Result<Meta> {
+    pub(crate) fn proposed(&self, seed: Option<u128>) -> Result<Meta> {
         let capacity = self
             .capacity
             .ok_or(Error::Filter(blockbloom::Error::MissingCapacity))?;

@@ -20,6 +20,8 @@ pub struct ShardIdentity {
     pub incarnation: [u8; 8],
     /// Where keys go (seed, lines, hashes).
     pub layout: Layout,
+    /// The hashing key (filters mix bits only with the same one).
+    pub seed: u128,
     /// Lines per shard (the last shard may have fewer).
     pub shard_lines: u64,
     /// An expiring filter's shard (its generations are elsewhere: the module does not
@@ -41,11 +43,75 @@ pub fn identity(header: &[u8]) -> Result<Option<ShardIdentity>, String> {
     Ok(Some(ShardIdentity {
         incarnation: stored.incarnation.to_be_bytes(),
         layout: Layout::new(m.seed, m.blocks, m.hashes).map_err(|e| e.to_string())?,
+        seed: m.seed,
         shard_lines: m.shard_blocks,
         expiring: m.window_ns != 0,
         capacity: m.capacity,
         fpr: m.fpr,
     }))
+}
+
+/// A filter to create, exactly as a client creates one: its parameter hash and its shards
+/// (each created at its full length, its header first).
+pub struct NewFilter {
+    /// `{name}.meta`.
+    pub meta_key: String,
+    /// The parameter hash's fields and values, alternating.
+    pub meta_fields: Vec<Vec<u8>>,
+    /// Each shard's key, header and length in bytes.
+    pub shards: Vec<(String, Vec<u8>, u64)>,
+    /// The first shard's header: everything a replica or a loader needs to create the
+    /// same filter ([`new_filter_like`]).
+    pub header: Vec<u8>,
+}
+
+impl NewFilter {
+    fn of(name: &str, meta: &Meta, incarnation: u64) -> NewFilter {
+        NewFilter {
+            meta_key: format!("{{{name}}}.meta"),
+            meta_fields: meta.field_args(incarnation),
+            shards: (0..meta.shards())
+                .map(|i| {
+                    (
+                        shard_key(name, i),
+                        meta.armed_shard(incarnation),
+                        meta.shard_len(i),
+                    )
+                })
+                .collect(),
+            header: meta.header(incarnation).to_vec(),
+        }
+    }
+}
+
+/// Filter `name` for `capacity` keys at rate `fpr`, sized as `RedisBuilder::create` sizes
+/// it (the seed random unless given, shards of at most `shard_bytes`, 64 MiB by default),
+/// with a fresh incarnation.
+pub fn new_filter(
+    name: &str,
+    capacity: u64,
+    fpr: f64,
+    seed: Option<u128>,
+    shard_bytes: Option<u64>,
+) -> Result<NewFilter, String> {
+    let mut b = crate::RedisBloomFilter::builder("redis://unused", name)
+        .capacity(capacity)
+        .fpr(fpr);
+    if let Some(bytes) = shard_bytes {
+        b = b.shard_bytes(bytes);
+    }
+    let meta = b.proposed(seed).map_err(|e| e.to_string())?;
+    Ok(NewFilter::of(name, &meta, crate::meta::new_incarnation()))
+}
+
+/// Filter `name` with the parameters, seed and incarnation in `header` (a shard's header,
+/// checked): how a replica re-creates a filter, and how a dump is loaded.
+pub fn new_filter_like(name: &str, header: &[u8]) -> Result<NewFilter, String> {
+    match Meta::from_header(header).map_err(|e| e.to_string())? {
+        Some(s) if s.meta.window_ns == 0 => Ok(NewFilter::of(name, &s.meta, s.incarnation)),
+        Some(_) => Err("an expiring filter's header".into()),
+        None => Err("no header".into()),
+    }
 }
 
 /// The key of shard `i` of filter `name`.
