@@ -96,15 +96,7 @@ fn union_dump_and_load_and_their_replication() {
     if !available() {
         return;
     }
-    let primary = with_module(&["--enable-debug-command", "yes"]);
-    let port = primary.port.to_string();
-    let replica = with_module(&[
-        "--enable-debug-command",
-        "yes",
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-    ]);
+    let (primary, replica) = support::primary_and_replica();
     let other = with_module(&[]);
     let make = |name: &str, seed: u128| {
         RedisBloomFilter::builder(&primary.url(), name)
@@ -202,11 +194,5 @@ fn union_dump_and_load_and_their_replication() {
         .unwrap();
     let n: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut c).unwrap();
     assert_eq!(n, 1);
-    let digest = |s: &support::Server| -> String {
-        redis::cmd("DEBUG")
-            .arg("DIGEST")
-            .query(&mut s.conn())
-            .unwrap()
-    };
-    assert_eq!(digest(&primary), digest(&replica));
+    assert_eq!(support::digest(&primary), support::digest(&replica));
 }

@@ -245,12 +245,7 @@ fn at_maxmemory_an_insert_is_refused_whole_and_repeats_are_answered() {
     let first = urls(0, 1000);
     f.insert_if_absent_many(&first).unwrap();
     // The server is full: used memory above `maxmemory`.
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg("1mb")
-        .query(&mut s.conn())
-        .unwrap();
+    support::config_set(&s, "maxmemory", "1mb");
     let fresh = urls(10_000, 1000);
     let mut batch = first[..500].to_vec();
     batch.extend_from_slice(&fresh);
@@ -267,12 +262,7 @@ fn at_maxmemory_an_insert_is_refused_whole_and_repeats_are_answered() {
             < 30
     );
     assert!(f.insert_if_absent_many(&first).unwrap().iter().all(|&n| !n));
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg("0")
-        .query(&mut s.conn())
-        .unwrap();
+    support::config_set(&s, "maxmemory", "0");
     let got = f.insert_if_absent_many(&fresh).unwrap();
     assert!(got.iter().filter(|&&n| n).count() > 970);
 }

@@ -27,9 +27,9 @@ fn debug_reload_and_a_restart_from_the_rdb_keep_every_key() {
     let keys = urls(0, 20_000);
     f.insert_if_absent_many(&keys).unwrap();
     let mut c = s.conn();
-    let digest: String = redis::cmd("DEBUG").arg("DIGEST").query(&mut c).unwrap();
+    let digest = support::digest(&s);
     let _: () = redis::cmd("DEBUG").arg("RELOAD").query(&mut c).unwrap();
-    let after: String = redis::cmd("DEBUG").arg("DIGEST").query(&mut c).unwrap();
+    let after = support::digest(&s);
     assert_eq!(digest, after, "DEBUG RELOAD changed the data");
     assert!(f.contains_many(&keys).unwrap().iter().all(|&p| p));
     let _: () = redis::cmd("SAVE").query(&mut c).unwrap();
@@ -38,10 +38,7 @@ fn debug_reload_and_a_restart_from_the_rdb_keep_every_key() {
     assert!(g.uses_module());
     assert!(g.contains_many(&keys).unwrap().iter().all(|&p| p));
     assert!(!g.insert_if_absent_many(&keys).unwrap().iter().any(|&n| n));
-    let digest_now: String = redis::cmd("DEBUG")
-        .arg("DIGEST")
-        .query(&mut s.conn())
-        .unwrap();
+    let digest_now = support::digest(&s);
     assert_eq!(digest, digest_now, "the restart changed the data");
 }
 
@@ -108,15 +105,7 @@ fn a_replica_answers_as_its_primary() {
     if !available() {
         return;
     }
-    let primary = with_module(&["--enable-debug-command", "yes"]);
-    let port = primary.port.to_string();
-    let replica = with_module(&[
-        "--enable-debug-command",
-        "yes",
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-    ]);
+    let (primary, replica) = support::primary_and_replica();
     let mut f = RedisBloomFilter::create(&primary.url(), "rep", 50_000, 0.01).unwrap();
     assert!(f.uses_module());
     let keys = urls(0, 20_000);
@@ -128,13 +117,7 @@ fn a_replica_answers_as_its_primary() {
             .unwrap(),
         1
     );
-    let digest = |s: &common::Server| -> String {
-        redis::cmd("DEBUG")
-            .arg("DIGEST")
-            .query(&mut s.conn())
-            .unwrap()
-    };
-    assert_eq!(digest(&primary), digest(&replica));
+    assert_eq!(support::digest(&primary), support::digest(&replica));
     let mut r = RedisBloomFilter::open(&replica.url(), "rep").unwrap();
     assert!(r.uses_module());
     assert!(r.contains_many(&keys).unwrap().iter().all(|&p| p));
@@ -152,6 +135,7 @@ fn an_insert_fires_a_keyspace_event_and_copy_makes_a_second_filter() {
     }
     let s = with_module(&["--notify-keyspace-events", "K$"]);
     let mut f = RedisBloomFilter::create(&s.url(), "ev", 10_000, 0.01).unwrap();
+    assert!(f.uses_module());
     let mut sub = s.conn();
     sub.set_read_timeout(Some(std::time::Duration::from_millis(500)))
         .unwrap();
@@ -159,8 +143,17 @@ fn an_insert_fires_a_keyspace_event_and_copy_makes_a_second_filter() {
     ps.psubscribe("__keyspace@0__:{ev.*").unwrap();
     f.insert_if_absent("https://a.example/").unwrap();
     let msg = ps.get_message().unwrap();
-    assert_eq!(msg.get_channel_name(), "__keyspace@0__:{ev.0}.bits");
-    assert_eq!(msg.get_payload::<String>().unwrap(), "bb.insert");
+    let got = (
+        msg.get_channel_name().to_string(),
+        msg.get_payload::<String>().unwrap(),
+    );
+    assert_eq!(
+        got,
+        (
+            "__keyspace@0__:{ev.0}.bits".to_string(),
+            "bb.insert".to_string()
+        )
+    );
     // A repeat changes nothing and fires nothing.
     f.insert_if_absent("https://a.example/").unwrap();
     assert!(ps.get_message().is_err(), "a repeat fired an event");

@@ -167,15 +167,7 @@ impl RedisBuilder {
     /// every primary has it loaded (default: yes; an expiring filter never does). Both
     /// paths keep the same shards, so handles that chose differently share one filter.
     ///
-    /// ```no_run
-    /// use blockbloom_redis::RedisBloomFilter;
-    /// let f = RedisBloomFilter::builder("redis://127.0.0.1/", "crawl:seen")
-    ///     .capacity(1_000_000)
-    ///     .use_module(false)
-    ///     .open_or_create()?;
-    /// assert!(!f.uses_module());
-    /// # Ok::<(), blockbloom_redis::Error>(())
-    /// ```
+    /// Example at [`RedisBloomFilter::uses_module`].
     pub fn use_module(mut self, on: bool) -> Self {
         self.module = on;
         self

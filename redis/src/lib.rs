@@ -511,7 +511,15 @@ impl RedisBloomFilter {
     /// Whether batches go through the server module (`blockbloom-redis-module`, loaded on
     /// every primary) rather than the Functions; see [`RedisBuilder::use_module`].
     ///
-    /// Example at [`RedisBuilder::use_module`].
+    /// ```no_run
+    /// use blockbloom_redis::RedisBloomFilter;
+    /// let f = RedisBloomFilter::builder("redis://127.0.0.1/", "crawl:seen")
+    ///     .capacity(1_000_000)
+    ///     .use_module(false)
+    ///     .open_or_create()?;
+    /// assert!(!f.uses_module());
+    /// # Ok::<(), blockbloom_redis::Error>(())
+    /// ```
     pub fn uses_module(&self) -> bool {
         self.native
     }

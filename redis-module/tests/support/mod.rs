@@ -27,3 +27,35 @@ pub fn with_module(extra: &[&str]) -> Server {
     let base = ["--save", "", "--appendonly", "no"];
     Server::with_args(&[&base[..], extra, &["--loadmodule", &so]].concat())
 }
+
+/// A primary and its replica, both with the module and `DEBUG` enabled.
+pub fn primary_and_replica() -> (Server, Server) {
+    let primary = with_module(&["--enable-debug-command", "yes"]);
+    let port = primary.port.to_string();
+    let replica = with_module(&[
+        "--enable-debug-command",
+        "yes",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    (primary, replica)
+}
+
+/// The server's `DEBUG DIGEST`: equal on two servers with the same data.
+pub fn digest(s: &Server) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(&mut s.conn())
+        .unwrap()
+}
+
+/// `CONFIG SET name value`.
+pub fn config_set(s: &Server, name: &str, value: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(&mut s.conn())
+        .unwrap();
+}

@@ -13,6 +13,18 @@ pub struct Server {
     pub dir: PathBuf,
     child: Option<Child>,
     args: Vec<String>,
+    /// Started once: a restart keeps the port and directory.
+    started: bool,
+}
+
+/// A fresh directory for the server on `port`.
+fn test_dir(port: u16) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "blockbloom-redis-test-{}-{port}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// Whether `redis-server` can be run here. Without it the Redis tests are skipped with a
@@ -79,32 +91,57 @@ impl Server {
     /// A server with `extra` configuration arguments.
     pub fn with_args(extra: &[&str]) -> Server {
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!(
-            "blockbloom-redis-test-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
         let mut s = Server {
             port,
-            dir,
+            dir: test_dir(port),
             child: None,
             args: extra.iter().map(|s| s.to_string()).collect(),
+            started: false,
         };
         s.spawn();
+        s.started = true;
         s
     }
 
     fn spawn(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--dir", self.dir.to_str().unwrap()])
-            .args(&self.args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server must be installed (apt-get install -y redis-server)");
-        self.child = Some(child);
-        self.wait_ready();
+        for attempt in 0.. {
+            let child = Command::new("redis-server")
+                .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--dir", self.dir.to_str().unwrap()])
+                .args(&self.args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server must be installed (apt-get install -y redis-server)");
+            let pid = child.id();
+            self.child = Some(child);
+            self.wait_ready();
+            // The server answering is ours, not another test's that took the port between
+            // `free_port` and this start (ours then failed to bind and exited).
+            if self.process_id() == Some(pid) {
+                return;
+            }
+            self.kill();
+            assert!(attempt < 5, "redis-server kept losing its port to others");
+            assert!(
+                !self.started,
+                "another server took port {} during a restart",
+                self.port
+            );
+            self.port = free_port();
+            self.dir = test_dir(self.port);
+        }
+    }
+
+    /// The `process_id` of the server answering on our port.
+    fn process_id(&self) -> Option<u32> {
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut self.conn())
+            .ok()?;
+        info.lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|p| p.trim().parse().ok())
     }
 
     /// The server's URL, with its password if it was started with `--requirepass`.
