@@ -127,14 +127,6 @@ impl AtomicBitSet {
         (i < self.universe).then(|| self.insert_if_absent(i))
     }
 
-    #[doc(hidden)]
-    #[deprecated(
-        note = "renamed `try_insert_if_absent` (the family's name for \"add, and say if new\")"
-    )]
-    pub fn try_insert(&self, i: u64) -> Option<bool> {
-        self.try_insert_if_absent(i)
-    }
-
     /// Whether `i` is in the set (`false` for ids out of range).
     ///
     /// Example at [`len`](Self::len).

@@ -113,10 +113,10 @@ impl Block {
     /// value that steers it is `t`, and the position equal to `t` is ORed as a zero mask
     /// (a locked no-op) rather than skipped. A branch per position, or a loop over the
     /// missing ones, mispredicts on most new keys, and on x86 a locked instruction waits
-    /// for every earlier branch to resolve — which waits for the cache miss. On the AMD
-    /// machine here the branch-free form took a new key from 47 to 38–41 ns
-    /// (`examples/per_call.rs`), although it spends two or three more locked operations (on
-    /// a line already held) than there are missing bits. ORing a bit
+    /// for every earlier branch to resolve — which waits for the cache miss. So the
+    /// branch-free form is faster for new keys (`examples/per_call.rs` measures it) though
+    /// it spends two or three more locked operations (on a line already held) than there
+    /// are missing bits. ORing a bit
     /// already set changes no value, so the proof (which orders only `t` after the other
     /// bits) is unchanged. The key's eight-word mask is never built.
     #[inline(always)]

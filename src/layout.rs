@@ -63,11 +63,6 @@ impl Probe {
         self.line
     }
 
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `line` (the index of a 64-byte line, not of a block)")]
-    pub fn block(&self) -> usize {
-        self.line
-    }
 
     /// The key's bits within its line, as eight little-endian-ordered 64-bit words: bit `b`
     /// of the line is bit `b % 64` of word `b / 64` (with blocks smaller than 512 bits, only
@@ -280,11 +275,6 @@ impl Layout {
         self.nlines
     }
 
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `num_lines` (it counts 64-byte lines, not blocks)")]
-    pub fn num_blocks(&self) -> u64 {
-        self.nlines
-    }
 
     /// Bits per block: 512 (the default), 256, 128 or 64.
     ///
@@ -319,8 +309,8 @@ impl Layout {
 
     /// Step two: the block of hash `h`, for blocks of `2^L` bits, as its line and the
     /// position of its first bit in that line. One multiply-shift over all blocks; with
-    /// 512-bit blocks (`L` = 9) the block is the line and the offset a constant 0: the
-    /// arithmetic of every earlier version, bit for bit.
+    /// 512-bit blocks (`L` = 9) the block is the line and the offset a constant 0 (the
+    /// golden vectors pin the arithmetic).
     #[inline(always)]
     pub(crate) fn locate<const L: u32>(&self, h: u64) -> (usize, u32) {
         debug_assert_eq!(L, self.log2_bits);

@@ -67,30 +67,4 @@ impl BloomFilter {
     pub fn par_insert_many<K: Hash + Sync>(&self, keys: &[K]) {
         keys.par_chunks(PAR_CHUNK).for_each(|k| self.insert_many(k));
     }
-
-    #[doc(hidden)]
-    #[deprecated(note = "use `par_insert_if_absent_many(keys, &mut out)`")]
-    pub fn par_insert_if_absent<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
-        let mut out = vec![false; keys.len()];
-        self.par_insert_if_absent_many(keys, &mut out);
-        out
-    }
-
-    #[doc(hidden)]
-    #[deprecated(note = "use `par_contains_many(keys, &mut out)`")]
-    pub fn par_contains<K: Hash + Sync>(&self, keys: &[K]) -> Vec<bool> {
-        let mut out = vec![false; keys.len()];
-        self.par_contains_many(keys, &mut out);
-        out
-    }
-
-    #[doc(hidden)]
-    #[deprecated(note = "use `par_insert_many(keys)`, or `insert` in your own rayon code")]
-    pub fn par_insert<K, I>(&self, keys: I)
-    where
-        K: Hash,
-        I: IntoParallelIterator<Item = K>,
-    {
-        keys.into_par_iter().for_each(|k| self.insert(&k));
-    }
 }

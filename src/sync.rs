@@ -14,11 +14,14 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ord
 #[cfg(not(blockbloom_loom))]
 pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
-/// Process-wide counters in `static`s (the random-seed and temporary-file counters): always
+/// Process-wide state outside the filters (the random-seed and temporary-file counters, the
+/// CPU's `prefetchw` answer, the forked child's descriptors' owner): always
 /// `core`'s atomics, since loom's cannot live in a `static` and these take no part in any
-/// protocol the models check (each only hands out distinct numbers).
+/// protocol the models check.
 pub(crate) mod unmodeled {
-    pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
+    // `AtomicU8` and `AtomicU32` are used on x86-64 and Linux only, and not under loom.
+    #[allow(unused_imports)]
+    pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
     /// The next value of `counter` (distinct for every call in the process).
     pub(crate) fn next(counter: &AtomicU64) -> u64 {

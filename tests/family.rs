@@ -105,33 +105,3 @@ fn hashed_forms_are_the_same_on_every_hashing_member() {
     // a key hash depends only on the seed: the same in both members
     assert_eq!(fixed().key_hash("a"), growing().key_hash("a"));
 }
-
-#[test]
-#[allow(deprecated)]
-fn the_names_of_0_x_still_answer() {
-    let f = BloomFilter::builder()
-        .capacity(1_000)
-        .seed(3)
-        .build()
-        .unwrap();
-    let mut out = [false; 3];
-    f.insert_if_absent_batch(&["a", "b", "a"], &mut out);
-    assert_eq!(out, [true, true, false]);
-    f.insert_batch(&["c"]);
-    let mut found = [false; 2];
-    f.contains_batch(&["c", "d"], &mut found);
-    assert_eq!(found, [true, false]);
-    assert_eq!(f.num_blocks(), f.num_lines());
-    assert_eq!(f.probe("a").block(), f.probe("a").line());
-    assert_eq!(f.layout().num_blocks(), f.num_lines() as u64);
-    #[cfg(feature = "rayon")]
-    {
-        assert_eq!(f.par_insert_if_absent(&["e", "e"]), [true, false]);
-        assert_eq!(f.par_contains(&["e", "z"]), [true, false]);
-        f.par_insert(vec!["y"]);
-        assert!(f.contains("y"));
-    }
-    let s = AtomicBitSet::new(10).unwrap();
-    assert_eq!(s.try_insert(3), Some(true));
-    assert_eq!(s.try_insert(10), None);
-}

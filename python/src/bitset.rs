@@ -66,17 +66,6 @@ impl AtomicBitSet {
         self.inner.insert(self.check(i.0)?);
         Ok(())
     }
-    /// Deprecated: renamed `insert_if_absent` (the family's name for "add, and say if
-    /// new"); warns `DeprecationWarning`.
-    fn insert(&self, py: Python<'_>, i: Unsigned<u64>) -> PyResult<bool> {
-        PyErr::warn(
-            py,
-            &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
-            c"AtomicBitSet.insert is renamed insert_if_absent",
-            1,
-        )?;
-        self.insert_if_absent(i)
-    }
     /// Removes `i`; `True` if it was present.
     fn remove(&self, i: Unsigned<u64>) -> PyResult<bool> {
         Ok(self.inner.remove(self.check(i.0)?))

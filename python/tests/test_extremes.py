@@ -35,7 +35,6 @@ def no_panic(call, *args, **kwargs):
         pytest.fail(f"{type(e).__name__} from {call.__qualname__}{args}{kwargs}: {e}")
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # AtomicBitSet.insert: still public
 def test_constructors_and_methods_take_extreme_numbers(tmp_path):
     f = BloomFilter(1000)
     g = GrowableBloomFilter(1000)

@@ -479,11 +479,6 @@ impl RedisBloomFilter {
         self.meta.blocks
     }
 
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `num_lines`, as on `BloomFilter`")]
-    pub fn num_blocks(&self) -> u64 {
-        self.meta.blocks
-    }
     /// Bits per key.
     ///
     /// Example at [`RedisBloomFilter`].

@@ -116,9 +116,9 @@ impl ExpiringBloomFilter {
 }
 
 /// The hash of `key`, in a function of its own, as the plain filter's pipeline gets it:
-/// inlined into the expiring filter's larger loop, the hasher's state went through the
-/// stack around a call (12.5 instructions more per key under callgrind,
-/// `examples/hot_path expiring_batch`).
+/// inlined into the expiring filter's larger loop, the hasher's state goes through the
+/// stack around a call (more instructions per key: `examples/hot_path expiring_batch`
+/// counts them under callgrind).
 #[inline(never)]
 fn hash_of<K: Hash>(f: &ExpiringBloomFilter, key: &K) -> u64 {
     f.layout.hash(key)

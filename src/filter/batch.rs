@@ -225,30 +225,3 @@ pub(crate) fn pipeline<K: Hash>(
         op(i, h);
     }
 }
-
-/// The names before the family's vocabulary (0.x); removed at 1.0.
-impl BloomFilter {
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `insert_if_absent_many` (the family's name for many keys)")]
-    pub fn insert_if_absent_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        self.insert_if_absent_many(keys, out)
-    }
-
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `contains_many` (the family's name for many keys)")]
-    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        self.contains_many(keys, out)
-    }
-
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `insert_many` (the family's name for many keys)")]
-    pub fn insert_batch<K: Hash>(&self, keys: &[K]) {
-        self.insert_many(keys)
-    }
-
-    #[doc(hidden)]
-    #[deprecated(note = "renamed `num_lines` (it counts 64-byte lines, not blocks)")]
-    pub fn num_blocks(&self) -> usize {
-        self.num_lines()
-    }
-}

@@ -18,8 +18,9 @@
 
 use std::fs::File;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError};
+
+use crate::sync::unmodeled::{AtomicU32, Ordering::Relaxed};
 
 /// One registered descriptor.
 struct Entry {

@@ -53,7 +53,7 @@ pub fn prefetch_write<T>(block: &T) {
 
 #[cfg(all(target_arch = "x86_64", not(blockbloom_loom)))]
 mod x86 {
-    use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    use crate::sync::unmodeled::{AtomicU8, Ordering::Relaxed};
 
     /// 0: not asked yet; 1: the CPU has `prefetchw`; 2: it has not.
     static PREFETCHW: AtomicU8 = AtomicU8::new(0);
