@@ -5,7 +5,8 @@ use core::hash::Hash;
 
 use crate::block::{BLOCK_BYTES, WORDS};
 use crate::error::Error;
-use crate::hash::{positions, random_seed};
+use crate::hash::random_seed;
+use crate::layout::slot_mask;
 use crate::layout::Layout;
 use crate::math::{self, COUNTERS_PER_BLOCK};
 use crate::storage::Blocks;
@@ -40,18 +41,6 @@ fn nonzero(v: u64) -> u64 {
 #[inline(always)]
 fn saturated(v: u64) -> u64 {
     v & v >> 1 & v >> 2 & v >> 3 & LOW
-}
-
-/// The key's counters: for each word, the low bit of each of its (distinct) counters there
-/// (also the expiring filter's 4-bit stamps).
-#[inline(always)]
-pub(crate) fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
-    let mut m = [0u64; WORDS];
-    for slot in positions::<7>(h, k) {
-        // 0..128: sixteen 4-bit counters per word
-        m[(slot >> 4) as usize] |= 1u64 << ((slot & 15) * 4);
-    }
-    m
 }
 
 /// A Bloom filter whose keys can be removed: a lock-free, cache-line-blocked *counting*
@@ -103,7 +92,7 @@ pub(crate) fn counter_mask(h: u64, k: u32) -> [u64; WORDS] {
 pub struct CountingBloomFilter {
     blocks: Blocks,
     /// Lines of 128 four-bit counters: `Layout`'s hash and line ([`Layout::locate`] of a
-    /// 512-bit layout), and the one position formula over 128 slots ([`counter_mask`]).
+    /// 512-bit layout), and the one position formula over 128 slots ([`slot_mask`](crate::layout::slot_mask)).
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
@@ -151,7 +140,7 @@ impl CountingBloomFilter {
         let h = self.layout.hash(key);
         (
             self.blocks[self.layout.locate::<9>(h).0].words(),
-            counter_mask(h, self.layout.num_hashes()),
+            slot_mask(h, self.layout.num_hashes()),
         )
     }
 
@@ -401,7 +390,7 @@ impl CountingBloomFilter {
         let h = self.layout.hash(key);
         (
             self.layout.locate::<9>(h).0,
-            counter_mask(h, self.num_hashes()),
+            slot_mask(h, self.num_hashes()),
         )
     }
 

@@ -20,7 +20,7 @@ pub enum Error {
     /// The false-positive rate is not a number strictly between 0 and 1.
     InvalidFpr(f64),
     /// The false-positive rate is so small that no blocked filter with at most
-    /// [`MAX_HASHES`](crate::MAX_HASHES) hash functions and
+    /// [`MAX_HASHES`](crate::format::MAX_HASHES) hash functions and
     /// [`MAX_BITS_PER_KEY`](crate::math::MAX_BITS_PER_KEY) bits per key reaches it.
     UnreachableFpr(f64),
     /// A capacity of zero keys was requested.
@@ -146,7 +146,7 @@ impl fmt::Display for Error {
             Error::InvalidHashes(k) => write!(
                 f,
                 "number of hash functions must be in 1..={}, got {k}",
-                crate::MAX_HASHES
+                crate::format::MAX_HASHES
             ),
             Error::InvalidGrowth(why) => write!(f, "invalid growth parameters: {why}"),
             Error::EmptyUniverse => f.write_str("a bitset needs a universe of at least 1 id"),
@@ -217,7 +217,7 @@ impl fmt::Display for Error {
             Error::TooManyLayers => write!(
                 f,
                 "the growable filter has its maximum of {} layers",
-                crate::MAX_LAYERS
+                crate::format::MAX_LAYERS
             ),
         }
     }

@@ -84,3 +84,20 @@ pub(crate) const TRAILER_BYTES: usize = 128;
 pub(crate) const COUNT_AT: usize = 0;
 /// Trailer offset of the number of layers after the first (`u64`, layer 0's file).
 pub(crate) const LAYERS_AT: usize = 64;
+
+/// Most layers a [`GrowableBloomFilter`](crate::GrowableBloomFilter) can have (its files:
+/// the first and `.1` … `.63`). With the default growth (×2) the last
+/// would hold 2^63 times the initial capacity: in practice memory runs out first.
+///
+/// ```
+/// use blockbloom::{GrowableBloomFilter, MAX_LAYERS};
+/// let g = GrowableBloomFilter::new(100, 0.01)?;
+/// (0..10_000u32).for_each(|i| g.insert(&i));
+/// assert!(g.num_layers() > 1 && g.num_layers() <= MAX_LAYERS);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+pub const MAX_LAYERS: usize = 64;
+
+/// Largest number of hash functions (bits set per key) a filter may use. Example at
+/// [`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID).
+pub const MAX_HASHES: u32 = 32;

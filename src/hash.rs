@@ -47,7 +47,7 @@ pub const HASH_ALGORITHM_ID: u32 = 1;
 
 const SECRET_BYTES: usize = 192;
 const STR_TERMINATOR: u64 = 0x5354_525F_5445_524D; // "STR_TERM"
-const PHI: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(crate) const PHI: u64 = 0x9E37_79B9_7F4A_7C15;
 const PSI: u64 = 0xD1B5_4A32_D192_ED03;
 
 /// MurmurHash3's 64-bit finaliser: a bijection with full avalanche.
@@ -181,53 +181,6 @@ impl Hasher for State<'_> {
     }
 }
 
-/// Largest number of hash functions (bits set per key) a filter may use. Example at
-/// [`HASH_ALGORITHM_ID`].
-pub const MAX_HASHES: u32 = 32;
-
-const fn make_salts() -> [u64; MAX_HASHES as usize] {
-    let mut out = [0u64; MAX_HASHES as usize];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = fmix64(0xB10C_B100_u64.wrapping_add((i as u64 + 1).wrapping_mul(PHI))) | 1;
-        i += 1;
-    }
-    out
-}
-
-/// Odd multipliers that turn one 64-bit hash into up to [`MAX_HASHES`] bit positions.
-pub(crate) const SALTS: [u64; MAX_HASHES as usize] = make_salts();
-
-/// Block index of hash `h` among `nblocks` blocks (multiply-shift).
-#[inline(always)]
-pub(crate) fn block_index(h: u64, nblocks: u64) -> usize {
-    ((h as u128 * nblocks as u128) >> 64) as usize
-}
-
-/// The `k` slot positions of hash `h` in a block of `2^LOG2_SLOTS` slots: the top
-/// `LOG2_SLOTS` bits of `h · SALT[i]`. The one formula for where a key's bits (512 per
-/// block: `LOG2_SLOTS = 9`) or counters (128 per block: 7) lie.
-#[inline(always)]
-pub(crate) fn positions<const LOG2_SLOTS: u32>(
-    h: u64,
-    k: u32,
-) -> impl Iterator<Item = u32> + Clone {
-    SALTS[..k as usize]
-        .iter()
-        .map(move |salt| position::<LOG2_SLOTS>(h, *salt))
-}
-
-/// The `i`-th of [`positions`], computed alone (`i < k`).
-#[inline(always)]
-pub(crate) fn nth_position<const LOG2_SLOTS: u32>(h: u64, i: u32) -> u32 {
-    position::<LOG2_SLOTS>(h, SALTS[i as usize])
-}
-
-#[inline(always)]
-fn position<const LOG2_SLOTS: u32>(h: u64, salt: u64) -> u32 {
-    (h.wrapping_mul(salt) >> (64 - LOG2_SLOTS)) as u32
-}
-
 /// 128 random bits for a new filter's hashing key: std's per-process random hashing keys
 /// (seeded by the OS) mixed with a process-wide counter, so that filters built in a row get
 /// different seeds. Used by every filter type and by `blockbloom-redis`.
@@ -259,15 +212,6 @@ pub fn random_seed() -> u128 {
 mod tests {
     use super::*;
 
-    /// The eight words of the 512-bit block mask of hash `h` with `k` bits.
-    fn block_mask(h: u64, k: u32) -> [u64; 8] {
-        let mut mask = [0u64; 8];
-        for bit in positions::<9>(h, k) {
-            mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
-        }
-        mask
-    }
-
     /// Golden vectors: these values are part of the on-disk and shared-filter format. If this
     /// test fails, the hash changed and every existing snapshot would give false negatives:
     /// do not update the numbers, bump HASH_ALGORITHM_ID and keep the old scheme loadable.
@@ -286,8 +230,6 @@ mod tests {
         ];
         let expected: [u64; 7] = GOLDEN;
         assert_eq!(got, expected, "hash output changed: {got:#018x?}");
-        assert_eq!(SALTS[0], SALT0);
-        assert_eq!(block_mask(h1.hash("https://example.com/"), 7), MASK);
     }
 
     const GOLDEN: [u64; 7] = [
@@ -298,17 +240,6 @@ mod tests {
         0x9d0c_306c_e513_a18c,
         0x39cd_f3d1_426b_b57f,
         0x078f_c4f0_6214_156d,
-    ];
-    const SALT0: u64 = 0xa88a_e7ba_885c_a9dd;
-    const MASK: [u64; 8] = [
-        0x0000_0000_1000_0000,
-        0,
-        0,
-        0x0000_0000_0000_0002,
-        0x0000_0200_0000_0000,
-        0x0000_0000_0000_0040,
-        0x0000_0000_0000_0001,
-        0x0200_0000_2000_0000,
     ];
 
     #[test]
@@ -331,36 +262,6 @@ mod tests {
             assert_ne!(a.hash(key), c.hash(key));
         }
         assert_ne!(a.hash(&1u64), b.hash(&1u64));
-    }
-
-    #[test]
-    fn masks_have_between_1_and_k_bits() {
-        let h = KeyHasher::new(5);
-        for i in 0..10_000u64 {
-            for k in [1, 7, MAX_HASHES] {
-                let bits: u32 = block_mask(h.hash(&i), k)
-                    .iter()
-                    .map(|w| w.count_ones())
-                    .sum();
-                assert!(bits >= 1 && bits <= k);
-            }
-        }
-    }
-
-    #[test]
-    fn block_index_is_in_range_and_uniform() {
-        let h = KeyHasher::new(11);
-        let n = 7u64; // not a power of two
-        let mut counts = [0u32; 7];
-        for i in 0..70_000u64 {
-            let b = block_index(h.hash(&i), n);
-            counts[b] += 1;
-        }
-        for c in counts {
-            assert!((9_500..10_500).contains(&c), "{counts:?}");
-        }
-        assert_eq!(block_index(u64::MAX, 1), 0);
-        assert_eq!(block_index(u64::MAX, u64::MAX), (u64::MAX - 1) as usize);
     }
 }
 

@@ -9,7 +9,8 @@ use core::hash::Hash;
 
 use crate::block::WORDS;
 use crate::error::Error;
-use crate::hash::{block_index, positions, KeyHash, KeyHasher, MAX_HASHES};
+use crate::format::MAX_HASHES;
+use crate::hash::{fmix64, KeyHash, KeyHasher, PHI};
 
 /// `$r.$op::<L, N>(h)` for the block size of `$r` (a [`Layout`] or a filter with a
 /// `log2_block_bits()`): `L` = log2 of the block's bits, `N` its words. The one place the
@@ -35,6 +36,82 @@ macro_rules! by_block_size {
     }};
 }
 pub(crate) use by_block_size;
+
+// Placement: where a hash goes. The one place that turns a 64-bit hash into a line and the
+// bits or 4-bit slots to touch in it, for every block size and slot width; the filters'
+// line operations take what these give and know no keys.
+
+const fn make_salts() -> [u64; MAX_HASHES as usize] {
+    let mut out = [0u64; MAX_HASHES as usize];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = fmix64(0xB10C_B100_u64.wrapping_add((i as u64 + 1).wrapping_mul(PHI))) | 1;
+        i += 1;
+    }
+    out
+}
+
+/// Odd multipliers that turn one 64-bit hash into up to [`MAX_HASHES`] positions.
+pub(crate) const SALTS: [u64; MAX_HASHES as usize] = make_salts();
+
+/// Index of hash `h` among `n` lines or blocks (multiply-shift).
+#[inline(always)]
+pub(crate) fn block_index(h: u64, n: u64) -> usize {
+    ((h as u128 * n as u128) >> 64) as usize
+}
+
+/// The `k` positions of hash `h` among `2^LOG2_SLOTS`: the top `LOG2_SLOTS` bits of
+/// `h · SALT[i]`. The one formula for where a key's bits (512 per line: `LOG2_SLOTS = 9`,
+/// or fewer in a smaller block) or 4-bit slots (128 per line: 7) lie.
+#[inline(always)]
+pub(crate) fn positions<const LOG2_SLOTS: u32>(
+    h: u64,
+    k: u32,
+) -> impl Iterator<Item = u32> + Clone {
+    SALTS[..k as usize]
+        .iter()
+        .map(move |salt| position::<LOG2_SLOTS>(h, *salt))
+}
+
+/// The `i`-th of [`positions`], computed alone (`i < k`).
+#[inline(always)]
+pub(crate) fn nth_position<const LOG2_SLOTS: u32>(h: u64, i: u32) -> u32 {
+    position::<LOG2_SLOTS>(h, SALTS[i as usize])
+}
+
+#[inline(always)]
+fn position<const LOG2_SLOTS: u32>(h: u64, salt: u64) -> u32 {
+    (h.wrapping_mul(salt) >> (64 - LOG2_SLOTS)) as u32
+}
+
+/// `N` words (a line's eight, or a smaller block's) with bits `bits` (positions in them)
+/// set.
+#[inline(always)]
+pub(crate) fn bit_mask<const N: usize>(bits: impl Iterator<Item = u32>) -> [u64; N] {
+    let mut mask = [0u64; N];
+    for bit in bits {
+        mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+    }
+    mask
+}
+
+/// Where 4-bit slot `slot` (0..128) of a line lies: its word, and its shift in the word.
+#[inline(always)]
+pub(crate) fn slot_at(slot: u32) -> (usize, u32) {
+    ((slot >> 4) as usize, (slot & 15) * 4)
+}
+
+/// A key's 4-bit slots (a counting filter's counters, an expiring filter's stamps): for
+/// each word, the low bit of each of its distinct slots there.
+#[inline(always)]
+pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
+    let mut m = [0u64; WORDS];
+    for slot in positions::<7>(h, k) {
+        let (w, shift) = slot_at(slot);
+        m[w] |= 1u64 << shift;
+    }
+    m
+}
 
 /// Where a key lives in a filter: its block and the bits it sets there.
 ///
@@ -62,7 +139,6 @@ impl Probe {
     pub fn line(&self) -> usize {
         self.line
     }
-
 
     /// The key's bits within its line, as eight little-endian-ordered 64-bit words: bit `b`
     /// of the line is bit `b % 64` of word `b / 64` (with blocks smaller than 512 bits, only
@@ -236,15 +312,8 @@ impl Layout {
     pub fn probe_slots<K: Hash + ?Sized>(&self, key: &K) -> SlotProbe {
         let h = self.hash(key);
         let mut slots = 0u128;
-        for (w, m) in crate::counting::counter_mask(h, self.k)
-            .into_iter()
-            .enumerate()
-        {
-            let mut m = m;
-            while m != 0 {
-                slots |= 1u128 << (w as u32 * 16 + m.trailing_zeros() / 4);
-                m &= m - 1;
-            }
+        for slot in positions::<7>(h, self.k) {
+            slots |= 1u128 << slot;
         }
         SlotProbe {
             line: self.locate::<9>(h).0,
@@ -256,11 +325,10 @@ impl Layout {
     #[inline(always)]
     fn probe_at<const L: u32, const N: usize>(&self, h: u64) -> Probe {
         let (line, first) = self.locate::<L>(h);
-        let mut mask = [0u64; WORDS];
-        for bit in self.bits::<L>(h, first) {
-            mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+        Probe {
+            line,
+            mask: bit_mask(self.bits::<L>(h, first)),
         }
-        Probe { line, mask }
     }
 
     /// Number of 64-byte lines (each a 512-bit block at the default block size).
@@ -274,7 +342,6 @@ impl Layout {
     pub fn num_lines(&self) -> u64 {
         self.nlines
     }
-
 
     /// Bits per block: 512 (the default), 256, 128 or 64.
     ///
@@ -337,11 +404,7 @@ impl Layout {
     #[inline(always)]
     pub(crate) fn block_mask<const L: u32, const N: usize>(&self, h: u64) -> [u64; N] {
         debug_assert_eq!(N, 1 << (L - 6));
-        let mut mask = [0u64; N];
-        for bit in positions::<L>(h, self.k) {
-            mask[(bit >> 6) as usize] |= 1u64 << (bit & 63);
-        }
-        mask
+        bit_mask(positions::<L>(h, self.k))
     }
 
     /// Whether `self` and `other` place every key identically; else what differs.
@@ -369,5 +432,64 @@ impl fmt::Debug for Layout {
             .field("num_hashes", &self.k)
             .field("block_bits", &self.block_bits())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Golden vectors of placement (the hash's own are in `hash.rs`): part of the on-disk
+    /// and shared-filter format. If this fails, every existing filter would give false
+    /// negatives: do not update the numbers, bump `HASH_ALGORITHM_ID` instead.
+    #[test]
+    fn golden_vectors() {
+        let h =
+            KeyHasher::new(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210).hash("https://example.com/");
+        assert_eq!(SALTS[0], 0xa88a_e7ba_885c_a9dd);
+        let mask: [u64; WORDS] = bit_mask(positions::<9>(h, 7));
+        assert_eq!(
+            mask,
+            [
+                0x0000_0000_1000_0000,
+                0,
+                0,
+                0x0000_0000_0000_0002,
+                0x0000_0200_0000_0000,
+                0x0000_0000_0000_0040,
+                0x0000_0000_0000_0001,
+                0x0200_0000_2000_0000,
+            ]
+        );
+    }
+
+    #[test]
+    fn masks_have_between_1_and_k_bits() {
+        let h = KeyHasher::new(5);
+        for i in 0..10_000u64 {
+            for k in [1, 7, MAX_HASHES] {
+                let bits: u32 = bit_mask::<WORDS>(positions::<9>(h.hash(&i), k))
+                    .iter()
+                    .map(|w| w.count_ones())
+                    .sum();
+                assert!(bits >= 1 && bits <= k);
+            }
+        }
+    }
+
+    #[test]
+    fn block_index_is_in_range_and_uniform() {
+        let h = KeyHasher::new(11);
+        let n = 7u64; // not a power of two
+        let mut counts = [0u32; 7];
+        for i in 0..70_000u64 {
+            let b = block_index(h.hash(&i), n);
+            counts[b] += 1;
+        }
+        for c in counts {
+            assert!((9_500..10_500).contains(&c), "{counts:?}");
+        }
+        assert_eq!(block_index(u64::MAX, 1), 0);
+        assert_eq!(block_index(u64::MAX, u64::MAX), (u64::MAX - 1) as usize);
     }
 }

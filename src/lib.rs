@@ -50,8 +50,9 @@ pub use filter::BloomFilter;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use filter::PREFETCH_DISTANCE;
+pub use format::MAX_HASHES;
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
-pub use hash::{random_seed, KeyHash, StrBytes, HASH_ALGORITHM_ID, MAX_HASHES};
+pub use hash::{random_seed, KeyHash, StrBytes, HASH_ALGORITHM_ID};
 pub use layout::{Layout, Probe, SlotProbe};
 #[cfg(all(feature = "rayon", feature = "internals"))]
 #[doc(hidden)]

@@ -242,7 +242,7 @@ fn slots_per_key_for(fpr: f64, k: u32, rate: impl Fn(f64, u32) -> f64) -> Option
 /// The number of hashes that minimises the blocked rate at `bits_per_key` bits per key.
 fn best_hashes(bits_per_key: f64, block_bits: u32) -> u32 {
     let mut best = (f64::INFINITY, 1);
-    for k in 1..=crate::MAX_HASHES {
+    for k in 1..=crate::format::MAX_HASHES {
         let p = blocked_fpr_in(bits_per_key, k, block_bits);
         if p < best.0 {
             best = (p, k);
@@ -257,7 +257,7 @@ fn best_hashes(bits_per_key: f64, block_bits: u32) -> u32 {
 /// false-positive rate ([`blocked_fpr`]) is at most `fpr`.
 ///
 /// Errors: [`Error::InvalidFpr`] unless `0 < fpr < 1`; [`Error::UnreachableFpr`] for rates
-/// below what [`MAX_BITS_PER_KEY`] bits and [`MAX_HASHES`](crate::MAX_HASHES) hashes reach.
+/// below what [`MAX_BITS_PER_KEY`] bits and [`MAX_HASHES`](crate::format::MAX_HASHES) hashes reach.
 ///
 /// ```
 /// use blockbloom::math::optimal_params;
@@ -367,7 +367,7 @@ fn solve_params(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
     }
     let rate = |c: f64, k: u32| rate.fpr(c, k);
     let mut best: Option<(f64, u32)> = None;
-    for k in 1..=crate::MAX_HASHES {
+    for k in 1..=crate::format::MAX_HASHES {
         match (slots_per_key_for(fpr, k, rate), best) {
             (Some(c), None) => best = Some((c, k)),
             (Some(c), Some((b, _))) if c < b => best = Some((c, k)),
@@ -489,7 +489,7 @@ pub fn size_filter_in(
     check_block_bits(block_bits)?;
     check(capacity, fpr)?;
     if let Some(k) = hashes {
-        if k == 0 || k > crate::MAX_HASHES {
+        if k == 0 || k > crate::format::MAX_HASHES {
             return Err(Error::InvalidHashes(k));
         }
     }

@@ -6,7 +6,7 @@
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
 use crate::block::WORDS;
-use crate::hash::{nth_position, positions};
+use crate::layout::{nth_position, positions, slot_at};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -15,7 +15,8 @@ use crate::sync::{
 /// The word of `words` that holds slot `slot` (0..128), and the slot's shift in it.
 #[inline(always)]
 fn slot_word(words: &[AtomicU64; WORDS], slot: u32) -> (&AtomicU64, u32) {
-    (&words[(slot >> 4) as usize], (slot & 15) * 4)
+    let (w, shift) = slot_at(slot);
+    (&words[w], shift)
 }
 
 impl ExpiringBloomFilter {

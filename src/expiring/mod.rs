@@ -355,7 +355,7 @@ impl ExpiringBloomFilter {
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::block::WORDS] {
-        crate::counting::counter_mask(self.layout.hash(key), self.layout.num_hashes())
+        crate::layout::slot_mask(self.layout.hash(key), self.layout.num_hashes())
     }
 
     /// Not public API: one more than the epoch of the last recorded sweep (Acquire; 0:

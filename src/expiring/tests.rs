@@ -393,7 +393,7 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
         let h = f.layout.hash(&i);
         let (words, m) = (
             f.line_of(h).words(),
-            crate::counting::counter_mask(h, f.num_hashes()),
+            crate::layout::slot_mask(h, f.num_hashes()),
         );
         let mut slots = 0u128;
         for (w, (word, m)) in words.iter().zip(m).enumerate() {

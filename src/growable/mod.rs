@@ -16,17 +16,7 @@ mod file;
 
 pub use builder::GrowableBuilder;
 
-/// Most layers a [`GrowableBloomFilter`] can have. With the default growth (×2) the last
-/// would hold 2^63 times the initial capacity: in practice memory runs out first.
-///
-/// ```
-/// use blockbloom::{GrowableBloomFilter, MAX_LAYERS};
-/// let g = GrowableBloomFilter::new(100, 0.01)?;
-/// (0..10_000u32).for_each(|i| g.insert(&i));
-/// assert!(g.num_layers() > 1 && g.num_layers() <= MAX_LAYERS);
-/// # Ok::<(), blockbloom::Error>(())
-/// ```
-pub const MAX_LAYERS: usize = 64;
+pub use crate::format::MAX_LAYERS;
 
 struct Layer {
     filter: BloomFilter,
