@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Finds import circles between the modules (files) of every crate in the workspace: module
-A imports B (a `use` or a path naming `crate::…`, `super::…`, `self::…`) and B, directly or
-through others, imports A. Prints each circle; exits 1 if there is one.
+A imports B (a `use` or a path naming `crate::…`, `super::…`, `self::…`, or a child module
+by its name) and B, directly or through others, imports A. Prints each circle; exits 1 if there is one.
 
 Run from the repository root: `python3 scripts/import-cycles.py` (CI runs it). A module is
 a file; a path is charged to the deepest module file it names (`crate::layout::Probe` to
@@ -54,10 +54,15 @@ def strip_comments(src):
 
 
 def paths_in(src):
+    """The paths a file names: its `use`s (not its `pub use`s) and its inline paths."""
     src = strip_comments(src)
     out = []
-    for m in re.finditer(r"\buse\s+([^;]+);", src):
-        out += expand(m.group(1))
+    # A `pub use` is a module's interface (a parent showing its child's items), not a
+    # dependency of the module: left out.
+    for m in re.finditer(r"(\bpub(?:\([^)]*\))?\s+)?\buse\s+([^;]+);", src):
+        if m.group(1) is None:
+            out += expand(m.group(2))
+    src = re.sub(r"\bpub(?:\([^)]*\))?\s+use\s+[^;]+;", "", src)
     out += re.findall(r"\b(?:crate|super|self)(?:::\w+)+", src)
     return [re.sub(r"\s+as\s+\w+$", "", p).strip() for p in out]
 
@@ -78,6 +83,8 @@ def resolve(path, here, mods, reexports):
                 base = base[:-1]
             rest = rest[1:]
         base = tuple(base)
+    elif here + (parts[0],) in mods:  # a child module named from its parent
+        base, rest = here, parts
     else:
         return None
     best = None

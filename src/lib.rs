@@ -13,20 +13,15 @@ mod hash;
 mod layout;
 
 mod bitset;
-mod builder;
 mod counting;
 mod expiring;
 mod family;
 mod filter;
 mod growable;
 
-mod combine;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod file;
 mod snapshot;
-
-#[cfg(feature = "rayon")]
-mod par;
 
 mod error;
 pub mod math;
@@ -39,24 +34,23 @@ pub mod url;
 pub mod __bench;
 
 pub use bitset::AtomicBitSet;
-pub use builder::Builder;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
 pub use expiring::{ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
 pub use family::{Filter, HashedFilter};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub use file::FileCondition;
-pub use filter::BloomFilter;
+#[cfg(all(feature = "rayon", feature = "internals"))]
+#[doc(hidden)]
+pub use filter::PAR_CHUNK;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use filter::PREFETCH_DISTANCE;
+pub use filter::{BloomFilter, Builder};
 pub use format::MAX_HASHES;
 pub use growable::{GrowableBloomFilter, GrowableBuilder, MAX_LAYERS};
 pub use hash::{random_seed, KeyHash, StrBytes, HASH_ALGORITHM_ID};
 pub use layout::{Layout, Probe, SlotProbe};
-#[cfg(all(feature = "rayon", feature = "internals"))]
-#[doc(hidden)]
-pub use par::PAR_CHUNK;
 pub use snapshot::Verification;
 
 /// The Rust examples of `docs/FILES.md`, run as doctests like the README's.

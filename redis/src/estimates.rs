@@ -5,7 +5,8 @@ use std::time::SystemTime;
 
 use blockbloom::math::{false_positives_over_fill, fpr_of_fills, keys_from_ones};
 
-use crate::expiring::{generation_key, GENERATION_LINE_BYTES};
+use crate::expiring::GENERATION_LINE_BYTES;
+use crate::meta::generation_key;
 use crate::meta::SHARD_HEADER_BYTES;
 use crate::{RedisBloomFilter, RedisExpiringBloomFilter, Result, BLOCK_BYTES};
 

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use blockbloom::ExpiryWindow;
 
-use crate::meta::{CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
+use crate::meta::{generation_key, CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
 use crate::server::{Call, Op};
 use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
 
@@ -164,11 +164,6 @@ impl RedisBloomFilter {
             .filter_map(|e| std::str::from_utf8(e).ok()?.parse::<u64>().ok())
             .collect())
     }
-}
-
-/// The key of the generation of epoch `x` of `shard` (`{name.i}.bits`).
-pub(crate) fn generation_key(shard: &str, x: u64) -> String {
-    format!("{}g.{x}", &shard[..shard.len() - 4])
 }
 
 impl RedisExpiringBloomFilter {

@@ -93,6 +93,11 @@ pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64) -> u64 {
         .expect("the least is within")
 }
 
+/// The key of the generation of epoch `x` of `shard` (`{name.i}.bits`).
+pub(crate) fn generation_key(shard: &str, x: u64) -> String {
+    format!("{}g.{x}", &shard[..shard.len() - 4])
+}
+
 /// The filter's parameters and seed: what every client must agree on.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Meta {

@@ -225,7 +225,7 @@ impl RedisBloomFilter {
             for &x in epochs {
                 let c = pipe
                     .cmd("BITFIELD_RO")
-                    .arg(crate::expiring::generation_key(&call.key, x))
+                    .arg(crate::meta::generation_key(&call.key, x))
                     .arg("GET")
                     .arg("i64")
                     .arg(0);

@@ -4,8 +4,8 @@ use core::time::Duration;
 
 use super::window::ExpiryWindow;
 use super::ExpiringBloomFilter;
-use crate::builder::DEFAULT_FPR;
 use crate::error::Error;
+use crate::filter::builder::DEFAULT_FPR;
 use crate::hash::random_seed;
 use crate::storage::HugePages;
 use crate::Layout;

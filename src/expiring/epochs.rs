@@ -15,6 +15,12 @@
 
 use super::window::{Epoch, Sweep};
 use super::{ExpiringBloomFilter, FIRST, FIRST_AT, NEWEST, PASS, PASS_DONE, SWEPT};
+
+#[cfg(test)]
+std::thread_local! {
+    /// Stamp lines swept on this thread (`sweep` counts them, for the tests).
+    pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
 use crate::block::Block;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
@@ -203,7 +209,7 @@ impl ExpiringBloomFilter {
     /// `target`, word by word (compare-exchange: a stamp written meanwhile is kept).
     fn sweep(&self, lines: &[Block], target: u64) {
         #[cfg(test)]
-        super::tests::SWEPT_LINES.with(|n| n.set(n.get() + lines.len() as u64));
+        SWEPT_LINES.with(|n| n.set(n.get() + lines.len() as u64));
         let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for
         for b in lines {
             for w in b.words() {

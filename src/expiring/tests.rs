@@ -1,17 +1,12 @@
 //! The five guarantees of [`ExpiringBloomFilter`], with injected times.
 
-use super::epochs::{CHUNK_BITS, CHUNK_LINES};
+use super::epochs::{CHUNK_BITS, CHUNK_LINES, SWEPT_LINES};
 use super::window::live_slots;
 use super::*;
 use std::sync::Barrier;
 use std::time::UNIX_EPOCH;
 
 const DAY: Duration = Duration::from_secs(86_400);
-
-std::thread_local! {
-    /// Stamp lines swept on this thread (`ExpiringBloomFilter::sweep` counts them).
-    pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-}
 
 fn filter(window: Duration, capacity: u64, fpr: f64) -> ExpiringBloomFilter {
     ExpiringBloomFilter::builder()

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{io_err, FileKind, Wanted};
+use super::state::{FileKind, Wanted};
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
 use crate::format::{
@@ -26,7 +26,7 @@ pub(crate) fn peek_header(path: &Path) -> Result<(Header, u16), Error> {
 /// Reads and decodes the header of the filter file `file` (at `path`, for errors): its
 /// checksum checked. A file of format version 1 or 2 (no header checksum) is refused with
 /// how to convert it.
-pub(super) fn read_header(file: &File, path: &Path) -> Result<(Header, u16), Error> {
+pub(crate) fn read_header(file: &File, path: &Path) -> Result<(Header, u16), Error> {
     let mut bytes = [0u8; HEADER_BYTES];
     file.read_exact_at(&mut bytes[..LEGACY_HEADER_BYTES], 0)
         .map_err(|e| io_err(e, path))?;
@@ -130,7 +130,7 @@ pub(crate) fn trailer_word(
     at: usize,
 ) -> Result<u64, Error> {
     let mut w = [0u8; 8];
-    file.read_exact_at(&mut w, super::trailer_at(nblocks) + at as u64)
+    file.read_exact_at(&mut w, trailer_at(nblocks) + at as u64)
         .map_err(|e| io_err(e, path))?;
     Ok(u64::from_le_bytes(w))
 }
@@ -173,4 +173,13 @@ pub(super) fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
         file: in_file,
         requested: asked,
     })
+}
+
+pub(crate) fn io_err(e: std::io::Error, path: &Path) -> Error {
+    Error::io(&e, &path.display().to_string())
+}
+
+/// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
+pub(crate) fn trailer_at(nblocks: u64) -> u64 {
+    HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64 + BLOCK_BYTES as u64
 }

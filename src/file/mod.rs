@@ -31,103 +31,11 @@ use std::path::{Path, PathBuf};
 
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
-use crate::format::{CHECKSUM_BYTES, EXPIRES, GROWS, HEADER_BYTES, IN_USE, MAGIC, TRAILER_BYTES};
-use crate::hash::random_seed;
+use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, IN_USE, TRAILER_BYTES};
 use crate::layout::Layout;
-use crate::math;
-use crate::snapshot::{Header, Verification};
+use crate::snapshot::Verification;
 use crate::storage::{reserve, Blocks, FileLock};
-use crate::{BloomFilter, Builder, HASH_ALGORITHM_ID};
-
-/// Which filter a file holds: its flag in the header (format.rs), kept when it is sealed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FileKind {
-    /// A fixed-size `BloomFilter` (no flag).
-    Fixed,
-    /// A layer of a growable chain (flag [`GROWS`], live counters after the checksum).
-    Layer,
-    /// An `ExpiringBloomFilter` (flag [`EXPIRES`]; its first line is its clock).
-    Expiring,
-}
-
-impl FileKind {
-    /// The kind's flag in the header.
-    pub(crate) fn flag(self) -> u16 {
-        match self {
-            FileKind::Fixed => 0,
-            FileKind::Layer => GROWS,
-            FileKind::Expiring => EXPIRES,
-        }
-    }
-
-    /// The kind whose flag is in `flags` (`None`: unknown flags).
-    fn of_flags(flags: u16) -> Option<FileKind> {
-        match flags & !IN_USE {
-            0 => Some(FileKind::Fixed),
-            GROWS => Some(FileKind::Layer),
-            EXPIRES => Some(FileKind::Expiring),
-            _ => None,
-        }
-    }
-
-    /// The kind in words, for errors.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            FileKind::Fixed => "a fixed-size filter",
-            FileKind::Layer => "a growable filter's layer",
-            FileKind::Expiring => "an expiring filter",
-        }
-    }
-}
-
-/// What a file-backed filter keeps of its file: the open file (which holds the shared lock).
-pub(crate) struct FileState {
-    /// Registered for `fork` (storage/fork.rs); dropped before `file` is closed.
-    lock: FileLock,
-    file: File,
-    kind: FileKind,
-    /// How the file was found when it was opened.
-    pub(crate) found: FileCondition,
-}
-
-/// How an open found a filter's file: what `blockbloom stats` reports of a state.
-///
-/// Example at [`BloomFilter::file_condition`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum FileCondition {
-    /// Its last user closed it: its checksum was current (and was checked against the lines
-    /// unless the open asked for [`Verification::HeaderOnly`]).
-    ClosedCleanly {
-        /// Whether the lines were checked against the checksum.
-        lines_verified: bool,
-    },
-    /// Other handles (threads or processes) had it open.
-    InUse,
-    /// Flagged in use, but nobody had it open: its last user was killed (or lost power)
-    /// before it closed the file. Its header was checked; its lines cannot be.
-    NotClosedCleanly,
-    /// The open created the file.
-    Created,
-}
-
-/// The parameters a caller asked for, to compare with an existing file's.
-pub(crate) struct Wanted {
-    pub(crate) header: Header,
-    /// Whether the caller fixed the seed (else any seed of the file is accepted).
-    pub(crate) seed_fixed: bool,
-    pub(crate) kind: FileKind,
-    /// The first line of a new file (an expiring filter's clock line), else zeros.
-    pub(crate) first_line: Option<[u8; BLOCK_BYTES]>,
-    /// Whether the caller fixed the key format (else any key format of the file is accepted).
-    pub(crate) key_format_fixed: bool,
-    /// What an open of an existing file checks.
-    pub(crate) verification: Verification,
-}
-
-fn io_err(e: std::io::Error, path: &Path) -> Error {
-    Error::io(&e, &path.display().to_string())
-}
+use crate::BloomFilter;
 
 /// The error of reserving the `len` bytes of the filter file at `path`.
 fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
@@ -137,13 +45,8 @@ fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
     )
 }
 
-/// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
-pub(crate) fn trailer_at(nblocks: u64) -> u64 {
-    HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64 + BLOCK_BYTES as u64
-}
-
 /// Bytes of a filter file of `kind` with `nblocks` blocks (a layer has a trailer).
-fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
+pub(crate) fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
     let extra = if kind == FileKind::Layer {
         (BLOCK_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
     } else {
@@ -156,65 +59,6 @@ fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
         .ok_or(Error::TooLarge {
             bytes: nblocks as u128 * BLOCK_BYTES as u128,
         })
-}
-
-impl Builder {
-    /// Opens the file-backed filter at `path` with this builder's parameters, creating the
-    /// file if it is missing: see [`BloomFilter::open_file`]. A seed given with
-    /// [`seed`](Self::seed) must match an existing file's; without one, a new file gets a
-    /// random seed and an existing file keeps its own.
-    ///
-    /// # Errors
-    /// As [`BloomFilter::open_file`].
-    ///
-    /// Example at [`BloomFilter::open_file`].
-    pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
-        self.open_file_kind(path.as_ref(), FileKind::Fixed, true)
-    }
-
-    /// `open_file` for a fixed filter or a growable chain's layer; with `create == false`,
-    /// a missing file is an `Io` error of kind `NotFound`.
-    pub(crate) fn open_file_kind(
-        self,
-        path: &Path,
-        kind: FileKind,
-        create: bool,
-    ) -> Result<BloomFilter, Error> {
-        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
-        let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
-        let block_bits = self.block_bits.unwrap_or(512);
-        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
-        file_len(s.blocks, kind)?;
-        let wanted = Wanted {
-            header: Header {
-                magic: MAGIC,
-                hash_id: HASH_ALGORITHM_ID,
-                seed: seed.unwrap_or_else(random_seed),
-                nblocks: s.blocks,
-                k: s.hashes,
-                capacity,
-                fpr_bits: s.target_fpr.to_bits(),
-                block_bits,
-                window_nanos: 0,
-                key_format: self.key_format.unwrap_or(0),
-            },
-            seed_fixed: seed.is_some(),
-            kind,
-            first_line: None,
-            key_format_fixed: self.key_format.is_some(),
-            verification: self.verification,
-        };
-        if create {
-            open_or_create(path, &wanted)
-        } else {
-            open_existing(
-                &resolve_dangling_link(path)?,
-                Some(&wanted),
-                kind,
-                self.verification,
-            )
-        }
-    }
 }
 
 /// Opens `path`, creating it first if it is missing.
@@ -456,7 +300,12 @@ fn try_open_existing(
 }
 
 mod checks;
-mod handle;
+pub(crate) mod state;
 
-use checks::{check_first_line, check_same, read_header, verify_lines};
+pub use state::FileCondition;
+pub(crate) use state::{FileKind, FileState, Wanted};
+
+pub(crate) use checks::read_header;
+pub(crate) use checks::trailer_at;
+use checks::{check_first_line, check_same, io_err, verify_lines};
 pub(crate) use checks::{peek_header, trailer_word};

@@ -144,7 +144,7 @@ impl GrowableBloomFilter {
     pub fn builder() -> GrowableBuilder {
         GrowableBuilder {
             initial_capacity: None,
-            fpr: crate::builder::DEFAULT_FPR,
+            fpr: crate::filter::builder::DEFAULT_FPR,
             growth: 2,
             tightening: 0.5,
             seed: None,

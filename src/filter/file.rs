@@ -7,11 +7,17 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::checks::read_header;
-use super::{open_existing, resolve_dangling_link, trailer_at, FileCondition, FileKind};
 use crate::block::BLOCK_BYTES;
 use crate::error::Error;
+use crate::file::{
+    file_len, open_existing, open_or_create, read_header, resolve_dangling_link, trailer_at,
+    FileCondition, FileKind, Wanted,
+};
+use crate::filter::Builder;
+use crate::format::MAGIC;
 use crate::format::{COUNT_AT, HEADER_BYTES, LAYERS_AT};
+use crate::hash::{random_seed, HASH_ALGORITHM_ID};
+use crate::math;
 use crate::snapshot::{for_block_bytes, Header, Verification};
 use crate::sync::AtomicU64;
 use crate::BloomFilter;
@@ -267,5 +273,64 @@ impl BloomFilter {
             .and_then(|()| f.write_all_at(&flags.to_le_bytes(), 44))
             .and_then(|()| f.sync_data())
             .map_err(|e| Error::io(&e, "sealing the filter file"))
+    }
+}
+
+impl Builder {
+    /// Opens the file-backed filter at `path` with this builder's parameters, creating the
+    /// file if it is missing: see [`BloomFilter::open_file`]. A seed given with
+    /// [`seed`](Self::seed) must match an existing file's; without one, a new file gets a
+    /// random seed and an existing file keeps its own.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::open_file`].
+    ///
+    /// Example at [`BloomFilter::open_file`].
+    pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<BloomFilter, Error> {
+        self.open_file_kind(path.as_ref(), FileKind::Fixed, true)
+    }
+
+    /// `open_file` for a fixed filter or a growable chain's layer; with `create == false`,
+    /// a missing file is an `Io` error of kind `NotFound`.
+    pub(crate) fn open_file_kind(
+        self,
+        path: &Path,
+        kind: FileKind,
+        create: bool,
+    ) -> Result<BloomFilter, Error> {
+        let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
+        let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
+        let block_bits = self.block_bits.unwrap_or(512);
+        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
+        file_len(s.blocks, kind)?;
+        let wanted = Wanted {
+            header: Header {
+                magic: MAGIC,
+                hash_id: HASH_ALGORITHM_ID,
+                seed: seed.unwrap_or_else(random_seed),
+                nblocks: s.blocks,
+                k: s.hashes,
+                capacity,
+                fpr_bits: s.target_fpr.to_bits(),
+                block_bits,
+                window_nanos: 0,
+                key_format: self.key_format.unwrap_or(0),
+            },
+            seed_fixed: seed.is_some(),
+            kind,
+            first_line: None,
+            key_format_fixed: self.key_format.is_some(),
+            verification: self.verification,
+        };
+        if create {
+            open_or_create(path, &wanted)
+        } else {
+            open_existing(
+                &resolve_dangling_link(path)?,
+                Some(&wanted),
+                kind,
+                self.verification,
+            )
+        }
     }
 }

@@ -51,6 +51,38 @@ pub struct Builder {
     pub(crate) verification: crate::Verification,
 }
 
+impl BloomFilter {
+    /// A filter for `capacity` distinct keys at false-positive rate `fpr`, with a random
+    /// hashing key.
+    ///
+    /// Sizing uses the blocked-filter formula ([`math::size_filter`](crate::math::size_filter)): about 9.9 bits
+    /// (1.24 bytes) per key at 1%, 15.5 at 0.1%.
+    ///
+    /// # Errors
+    /// [`Error::ZeroCapacity`], [`Error::InvalidFpr`] (not in (0, 1), or NaN),
+    /// [`Error::TooLarge`] / [`Error::AllocationFailed`] when the memory cannot be had.
+    ///
+    /// # Examples
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1_000_000, 0.01)?;
+    /// assert!(f.memory_bytes() < 1_300_000);
+    /// assert!(BloomFilter::with_capacity(0, 0.01).is_err());
+    /// assert!(BloomFilter::with_capacity(1000, 1.5).is_err());
+    /// assert!(BloomFilter::with_capacity(1_000_000_000_000_000, 0.01).is_err()); // 1.2 PB
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder().capacity(capacity).fpr(fpr).build()
+    }
+
+    /// A [`Builder`] for full control (seed, size, number of hashes; example at
+    /// [`num_lines`](Self::num_lines) and [`Builder`]).
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+}
+
 impl Builder {
     /// Number of distinct keys the filter is sized for.
     ///

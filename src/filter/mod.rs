@@ -6,11 +6,9 @@ use core::fmt;
 use core::hash::Hash;
 
 use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
-use crate::error::Error;
 use crate::layout::{by_block_size, Layout, Probe};
 use crate::storage::Blocks;
 use crate::sync::Ordering::{Acquire, Relaxed};
-use crate::Builder;
 
 /// How many keys ahead the batched operations ([`BloomFilter::insert_if_absent_many`] and
 /// friends) hash and prefetch: enough misses in flight to cover DRAM latency (~100–170 ns)
@@ -81,7 +79,7 @@ pub struct BloomFilter {
     pub(crate) key_format: u64,
     /// The file of a file-backed filter (`open_file`), closed on drop.
     #[cfg(all(unix, not(blockbloom_loom)))]
-    file: Option<crate::file::FileState>,
+    file: Option<crate::file::state::FileState>,
 }
 
 impl BloomFilter {
@@ -112,19 +110,19 @@ impl BloomFilter {
 
     /// Makes the filter file-backed: `state` is closed when it drops.
     #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn set_file(&mut self, state: crate::file::FileState) {
+    pub(crate) fn set_file(&mut self, state: crate::file::state::FileState) {
         self.file = Some(state);
     }
 
     /// The file, if file-backed.
     #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn file_state(&self) -> Option<&crate::file::FileState> {
+    pub(crate) fn file_state(&self) -> Option<&crate::file::state::FileState> {
         self.file.as_ref()
     }
 
     /// Takes the file out (closing it is then the caller's job).
     #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn take_file(&mut self) -> Option<crate::file::FileState> {
+    pub(crate) fn take_file(&mut self) -> Option<crate::file::state::FileState> {
         self.file.take()
     }
 
@@ -136,36 +134,6 @@ impl BloomFilter {
     /// The layout, borrowed.
     pub(crate) fn layout_ref(&self) -> &Layout {
         &self.layout
-    }
-
-    /// A filter for `capacity` distinct keys at false-positive rate `fpr`, with a random
-    /// hashing key.
-    ///
-    /// Sizing uses the blocked-filter formula ([`math::size_filter`](crate::math::size_filter)): about 9.9 bits
-    /// (1.24 bytes) per key at 1%, 15.5 at 0.1%.
-    ///
-    /// # Errors
-    /// [`Error::ZeroCapacity`], [`Error::InvalidFpr`] (not in (0, 1), or NaN),
-    /// [`Error::TooLarge`] / [`Error::AllocationFailed`] when the memory cannot be had.
-    ///
-    /// # Examples
-    /// ```
-    /// use blockbloom::BloomFilter;
-    /// let f = BloomFilter::with_capacity(1_000_000, 0.01)?;
-    /// assert!(f.memory_bytes() < 1_300_000);
-    /// assert!(BloomFilter::with_capacity(0, 0.01).is_err());
-    /// assert!(BloomFilter::with_capacity(1000, 1.5).is_err());
-    /// assert!(BloomFilter::with_capacity(1_000_000_000_000_000, 0.01).is_err()); // 1.2 PB
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder().capacity(capacity).fpr(fpr).build()
-    }
-
-    /// A [`Builder`] for full control (seed, size, number of hashes; example at
-    /// [`num_lines`](Self::num_lines) and [`Builder`]).
-    pub fn builder() -> Builder {
-        Builder::default()
     }
 
     /// Where `key` lives: its line and its bits there (example at [`Probe`]).
@@ -520,7 +488,17 @@ impl fmt::Debug for BloomFilter {
 }
 
 mod batch;
+pub(crate) mod builder;
+mod combine;
+#[cfg(all(unix, not(blockbloom_loom)))]
+mod file;
+#[cfg(feature = "rayon")]
+mod par;
+mod snapshot;
 pub(crate) use batch::pipeline;
+pub use builder::Builder;
+#[cfg(all(feature = "rayon", feature = "internals"))]
+pub use par::PAR_CHUNK;
 
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
