@@ -70,7 +70,7 @@ impl Block {
     /// misses bits (Relaxed: what `insert` promises, no false negatives, follows from each
     /// word's modification order). A key already present leaves the line clean.
     #[inline(always)]
-    pub(crate) fn or_missing_in<const N: usize>(&self, first: usize, mask: [u64; N]) {
+    pub(crate) fn or_missing_words<const N: usize>(&self, first: usize, mask: [u64; N]) {
         for (word, m) in self.0[first..first + N].iter().zip(mask) {
             let missing = m & !word.load(Relaxed);
             if missing != 0 {
@@ -147,7 +147,7 @@ impl Block {
         self.0[(t >> 6) as usize].fetch_or(bit, AcqRel) & bit == 0
     }
 
-    /// [`claim_in`](Self::claim_in) on word `w` alone (a 64-bit block), with one locked operation
+    /// [`claim_words`](Self::claim_words) on word `w` alone (a 64-bit block), with one locked operation
     /// where the protocol needs two: a single compare-exchange from the value loaded to
     /// that value with the missing bits set. If it succeeds, this call flipped every missing
     /// bit at once: `true`. If the word changed meanwhile, the protocol runs as on any
@@ -171,7 +171,7 @@ impl Block {
         // fetch_or and load.
         match word.compare_exchange(seen, seen | missing, AcqRel, Acquire) {
             Ok(_) => true,
-            Err(_) => self.claim_in::<1>(w, [mask]),
+            Err(_) => self.claim_words::<1>(w, [mask]),
         }
     }
 
@@ -180,7 +180,7 @@ impl Block {
     /// bits are grouped by word, one `fetch_or` per word (the protocol and its proof are the
     /// same on any run of words).
     #[inline(always)]
-    pub(crate) fn claim_in<const N: usize>(&self, first: usize, mask: [u64; N]) -> bool {
+    pub(crate) fn claim_words<const N: usize>(&self, first: usize, mask: [u64; N]) -> bool {
         let words: &[AtomicU64; N] = self.0[first..first + N]
             .try_into()
             .expect("a block lies within its line");

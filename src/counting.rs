@@ -137,7 +137,7 @@ impl CountingBloomFilter {
 
     #[inline(always)]
     fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
-        let h = self.layout.hash(key);
+        let h = self.layout.hasher.hash(key);
         (
             self.blocks[self.layout.locate::<9>(h).0].words(),
             slot_mask(h, self.layout.num_hashes()),
@@ -387,7 +387,7 @@ impl CountingBloomFilter {
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __counters<K: Hash + ?Sized>(&self, key: &K) -> (usize, [u64; WORDS]) {
-        let h = self.layout.hash(key);
+        let h = self.layout.hasher.hash(key);
         (
             self.layout.locate::<9>(h).0,
             slot_mask(h, self.num_hashes()),

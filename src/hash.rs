@@ -35,12 +35,12 @@ use xxhash_rust::xxh3::xxh3_64_with_secret;
 ///
 /// ```
 /// use blockbloom::{BloomFilter, HASH_ALGORITHM_ID, MAX_HASHES};
-/// let f = BloomFilter::builder().capacity(1000).hashes(MAX_HASHES).build()?;
+/// let f = BloomFilter::builder().capacity(1000).num_hashes(MAX_HASHES).build()?;
 /// let mut bytes = Vec::new();
 /// f.write_to(&mut bytes)?;
 /// // The snapshot header names the hashing scheme (a little-endian u32 at offset 12).
 /// assert_eq!(bytes[12..16], HASH_ALGORITHM_ID.to_le_bytes());
-/// assert!(BloomFilter::builder().capacity(1000).hashes(MAX_HASHES + 1).build().is_err());
+/// assert!(BloomFilter::builder().capacity(1000).num_hashes(MAX_HASHES + 1).build().is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub const HASH_ALGORITHM_ID: u32 = 1;

@@ -97,7 +97,7 @@ pub(crate) fn bit_mask<const N: usize>(bits: impl Iterator<Item = u32>) -> [u64;
 
 /// Where 4-bit slot `slot` (0..128) of a line lies: its word, and its shift in the word.
 #[inline(always)]
-pub(crate) fn slot_at(slot: u32) -> (usize, u32) {
+pub(crate) fn slot_word_and_shift(slot: u32) -> (usize, u32) {
     ((slot >> 4) as usize, (slot & 15) * 4)
 }
 
@@ -107,7 +107,7 @@ pub(crate) fn slot_at(slot: u32) -> (usize, u32) {
 pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
     let mut m = [0u64; WORDS];
     for slot in positions::<7>(h, k) {
-        let (w, shift) = slot_at(slot);
+        let (w, shift) = slot_word_and_shift(slot);
         m[w] |= 1u64 << shift;
     }
     m
@@ -202,7 +202,7 @@ pub struct Layout {
     nlines: u64,
     k: u32,
     seed: u128,
-    hasher: KeyHasher,
+    pub(crate) hasher: KeyHasher,
     /// log2 of the bits per block: 9 for 512 … 6 for 64.
     log2_bits: u32,
 }
@@ -276,8 +276,8 @@ impl Layout {
     /// Example at [`Layout`].
     #[inline]
     pub fn probe<K: Hash + ?Sized>(&self, key: &K) -> Probe {
-        let h = self.hash(key);
-        by_block_size!(self: Layout, probe_at(h) -> Probe)
+        let h = self.hasher.hash(key);
+        by_block_size!(self: Layout, probe_sized(h) -> Probe)
     }
 
     /// The keyed hash of `key` in this layout: [`BloomFilter::key_hash`] of a filter with
@@ -296,13 +296,13 @@ impl Layout {
     ///
     /// [`BloomFilter::key_hash`]: crate::BloomFilter::key_hash
     pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
-        KeyHash(self.hash(key))
+        KeyHash(self.hasher.hash(key))
     }
 
     /// Where the key of hash `h` lives: [`probe`](Self::probe) of that key, without the
     /// key (example at [`key_hash`](Self::key_hash)).
     pub fn probe_hash(&self, h: KeyHash) -> Probe {
-        by_block_size!(self: Layout, probe_at(h.0) -> Probe)
+        by_block_size!(self: Layout, probe_sized(h.0) -> Probe)
     }
 
     /// Where `key`'s slots lie in a counting or expiring filter of this layout (512-bit
@@ -310,7 +310,7 @@ impl Layout {
     ///
     /// Example at [`SlotProbe`].
     pub fn probe_slots<K: Hash + ?Sized>(&self, key: &K) -> SlotProbe {
-        let h = self.hash(key);
+        let h = self.hasher.hash(key);
         let mut slots = 0u128;
         for slot in positions::<7>(h, self.k) {
             slots |= 1u128 << slot;
@@ -323,7 +323,7 @@ impl Layout {
 
     /// [`probe`](Self::probe) for blocks of `2^L` bits (`N` words).
     #[inline(always)]
-    fn probe_at<const L: u32, const N: usize>(&self, h: u64) -> Probe {
+    fn probe_sized<const L: u32, const N: usize>(&self, h: u64) -> Probe {
         let (line, first) = self.locate::<L>(h);
         Probe {
             line,
@@ -366,12 +366,6 @@ impl Layout {
     /// The hashing key.
     pub(crate) fn seed(&self) -> u128 {
         self.seed
-    }
-
-    /// Step one of every operation: the keyed 64-bit hash of `key`.
-    #[inline(always)]
-    pub(crate) fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
-        self.hasher.hash(key)
     }
 
     /// Step two: the block of hash `h`, for blocks of `2^L` bits, as its line and the

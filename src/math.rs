@@ -95,11 +95,11 @@ pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
 /// per key for the same rate).
 ///
 /// ```
-/// use blockbloom::math::{blocked_fpr, blocked_fpr_in};
-/// assert_eq!(blocked_fpr_in(10.0, 7, 512), blocked_fpr(10.0, 7));
-/// assert!(blocked_fpr_in(10.0, 7, 64) > 1.5 * blocked_fpr(10.0, 7));
+/// use blockbloom::math::{blocked_fpr, blocked_fpr_sized};
+/// assert_eq!(blocked_fpr_sized(10.0, 7, 512), blocked_fpr(10.0, 7));
+/// assert!(blocked_fpr_sized(10.0, 7, 64) > 1.5 * blocked_fpr(10.0, 7));
 /// ```
-pub fn blocked_fpr_in(bits_per_key: f64, k: u32, block_bits: u32) -> f64 {
+pub fn blocked_fpr_sized(bits_per_key: f64, k: u32, block_bits: u32) -> f64 {
     fpr_in_blocks(bits_per_key, k, block_bits as f64)
 }
 
@@ -203,7 +203,7 @@ fn fpr_in_blocks_with(bits_per_key: f64, k: u32, slots: f64, max_terms: u64) -> 
 /// The bits per key a blocked filter with `k` hashes needs to reach `fpr`, or `None` if it
 /// would need more than [`MAX_BITS_PER_KEY`].
 fn bits_per_key_for(fpr: f64, k: u32, block_bits: u32) -> Option<f64> {
-    slots_per_key_for(fpr, k, |c, k| blocked_fpr_in(c, k, block_bits))
+    slots_per_key_for(fpr, k, |c, k| blocked_fpr_sized(c, k, block_bits))
 }
 
 /// The slots per key a layout with rate function `rate` and `k` hashes needs to reach `fpr`.
@@ -243,7 +243,7 @@ fn slots_per_key_for(fpr: f64, k: u32, rate: impl Fn(f64, u32) -> f64) -> Option
 fn best_hashes(bits_per_key: f64, block_bits: u32) -> u32 {
     let mut best = (f64::INFINITY, 1);
     for k in 1..=crate::format::MAX_HASHES {
-        let p = blocked_fpr_in(bits_per_key, k, block_bits);
+        let p = blocked_fpr_sized(bits_per_key, k, block_bits);
         if p < best.0 {
             best = (p, k);
         } else if k > best.1 + 2 {
@@ -271,17 +271,17 @@ pub fn optimal_params(fpr: f64) -> Result<(f64, u32), Error> {
     params_for(fpr, Rate::Blocked(BLOCK_BITS))
 }
 
-/// [`optimal_params`] for blocks of `block_bits` bits ([`blocked_fpr_in`]).
+/// [`optimal_params`] for blocks of `block_bits` bits ([`blocked_fpr_sized`]).
 ///
 /// ```
-/// use blockbloom::math::optimal_params_in;
-/// let (c64, _) = optimal_params_in(0.01, 64)?;
-/// let (c512, _) = optimal_params_in(0.01, 512)?;
+/// use blockbloom::math::optimal_params_sized;
+/// let (c64, _) = optimal_params_sized(0.01, 64)?;
+/// let (c512, _) = optimal_params_sized(0.01, 512)?;
 /// assert!(c64 > 1.2 * c512, "{c64} vs {c512}"); // 12.1 against 9.9 bits per key
-/// assert!(optimal_params_in(0.01, 100).is_err());
+/// assert!(optimal_params_sized(0.01, 100).is_err());
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
-pub fn optimal_params_in(fpr: f64, block_bits: u32) -> Result<(f64, u32), Error> {
+pub fn optimal_params_sized(fpr: f64, block_bits: u32) -> Result<(f64, u32), Error> {
     check_block_bits(block_bits)?;
     params_for(fpr, Rate::Blocked(block_bits))
 }
@@ -312,7 +312,7 @@ enum Rate {
 impl Rate {
     fn fpr(self, slots_per_key: f64, k: u32) -> f64 {
         match self {
-            Rate::Blocked(block_bits) => blocked_fpr_in(slots_per_key, k, block_bits),
+            Rate::Blocked(block_bits) => blocked_fpr_sized(slots_per_key, k, block_bits),
             Rate::Counting => counting_fpr(slots_per_key, k),
         }
     }
@@ -384,7 +384,7 @@ fn solve_params(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
 ///
 /// ```
 /// use blockbloom::math::*;
-/// let s = size_filter_in(1_000_000, 0.01, None, None, 64)?;
+/// let s = size_filter_sized(1_000_000, 0.01, None, None, 64)?;
 /// assert!(BLOCK_SIZES.contains(&64) && BLOCK_BITS == 512);
 /// assert_eq!(s.bytes(), s.blocks as u128 * 64); // counted in 64-byte lines
 /// assert!((s.bytes() * 8) as f64 / 1e6 < MAX_BITS_PER_KEY);
@@ -440,7 +440,7 @@ fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
 /// Sizes a [`BloomFilter`](crate::BloomFilter) (512-bit blocks) for `capacity` keys at rate
 /// `fpr`, optionally with the total `bits` (rounded up to whole blocks) and/or the number of
 /// `hashes` fixed by the caller (as [`Builder::bits`](crate::Builder::bits) and
-/// [`Builder::hashes`](crate::Builder::hashes)). Answers in bounded time for any input.
+/// [`Builder::num_hashes`](crate::Builder::num_hashes)). Answers in bounded time for any input.
 ///
 /// ```
 /// use blockbloom::math::size_filter;
@@ -461,25 +461,25 @@ pub fn size_filter(
     bits: Option<u64>,
     hashes: Option<u32>,
 ) -> Result<Sizing, Error> {
-    size_filter_in(capacity, fpr, bits, hashes, BLOCK_BITS)
+    size_filter_sized(capacity, fpr, bits, hashes, BLOCK_BITS)
 }
 
 /// [`size_filter`] for blocks of `block_bits` bits (one of [`BLOCK_SIZES`]): the rate is
-/// priced with [`blocked_fpr_in`]. The size is still counted in 64-byte lines
+/// priced with [`blocked_fpr_sized`]. The size is still counted in 64-byte lines
 /// ([`Sizing::blocks`]), each holding `512 / block_bits` blocks.
 ///
 /// ```
-/// use blockbloom::math::{size_filter, size_filter_in};
-/// let s512 = size_filter_in(1_000_000, 0.01, None, None, 512)?;
+/// use blockbloom::math::{size_filter, size_filter_sized};
+/// let s512 = size_filter_sized(1_000_000, 0.01, None, None, 512)?;
 /// assert_eq!(s512, size_filter(1_000_000, 0.01, None, None)?);
-/// let s64 = size_filter_in(1_000_000, 0.01, None, None, 64)?;
+/// let s64 = size_filter_sized(1_000_000, 0.01, None, None, 64)?;
 /// assert!(s64.bytes() > s512.bytes() * 12 / 10);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 ///
 /// # Errors
 /// Those of [`size_filter`], and [`Error::InvalidBlockBits`].
-pub fn size_filter_in(
+pub fn size_filter_sized(
     capacity: u64,
     fpr: f64,
     bits: Option<u64>,
@@ -506,7 +506,7 @@ pub fn size_filter_in(
             (blocks_for(c, capacity, BLOCK_BITS)?, k)
         }
         (None, None) => {
-            let (c, k) = optimal_params_in(fpr, block_bits)?;
+            let (c, k) = optimal_params_sized(fpr, block_bits)?;
             (blocks_for(c, capacity, BLOCK_BITS)?, k)
         }
     };
@@ -516,7 +516,7 @@ pub fn size_filter_in(
         });
     }
     let target_fpr = if bits.is_some() || hashes.is_some() {
-        blocked_fpr_in(
+        blocked_fpr_sized(
             blocks as f64 * BLOCK_BITS as f64 / capacity as f64,
             k,
             block_bits,

@@ -2,7 +2,7 @@
 //! for at capacity, no false negatives, at most one winner per new key under a lock-step
 //! race, snapshots and files that record the size, and refusals of what does not match.
 
-use blockbloom::math::{blocked_fpr_in, BLOCK_SIZES};
+use blockbloom::math::{blocked_fpr_sized, BLOCK_SIZES};
 use blockbloom::{BloomFilter, Error, Layout};
 use blockbloom_workload::{same_key_claims, url};
 
@@ -45,7 +45,7 @@ fn every_block_size_meets_its_rate_at_capacity() {
             let expected = QUERIES as f64 * fpr;
             let sigma = (QUERIES as f64 * fpr * (1.0 - fpr)).sqrt();
             let bpk = f.num_bits() as f64 / N as f64;
-            let theory = blocked_fpr_in(bpk, f.num_hashes(), bits);
+            let theory = blocked_fpr_sized(bpk, f.num_hashes(), bits);
             assert!(theory <= fpr * 1.0001, "{bits}: sized for {theory}");
             assert!(
                 fp <= expected + 5.0 * sigma,
@@ -204,7 +204,7 @@ fn unions_need_the_same_block_size() {
     let b = BloomFilter::builder()
         .capacity(1_000)
         .bits(a.num_bits())
-        .hashes(a.num_hashes())
+        .num_hashes(a.num_hashes())
         .seed(4)
         .build()
         .unwrap();

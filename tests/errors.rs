@@ -27,7 +27,7 @@ fn bad_fpr() {
     assert!(matches!(e, Error::UnreachableFpr(_)), "{e:?}");
     let e = BloomFilter::builder()
         .capacity(10)
-        .hashes(1)
+        .num_hashes(1)
         .fpr(1e-30)
         .build()
         .unwrap_err();
@@ -50,7 +50,7 @@ fn bad_hashes_and_bits() {
     for k in [0, blockbloom::MAX_HASHES + 1, u32::MAX] {
         let e = BloomFilter::builder()
             .capacity(10)
-            .hashes(k)
+            .num_hashes(k)
             .build()
             .unwrap_err();
         assert_eq!(e, Error::InvalidHashes(k));

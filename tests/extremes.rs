@@ -37,7 +37,7 @@ fn builders_take_extreme_numbers_without_panicking() {
                 .capacity(c)
                 .fpr(0.01)
                 .bits(c)
-                .hashes(c as u32)
+                .num_hashes(c as u32)
                 .build();
             let _ = CountingBloomFilter::with_capacity(c, p);
             let _ = GrowableBloomFilter::builder()

@@ -91,7 +91,7 @@ fn standard_sizing_would_miss_the_target() {
     let f = BloomFilter::builder()
         .capacity(capacity)
         .bits((14.38 * capacity as f64) as u64)
-        .hashes(10)
+        .num_hashes(10)
         .seed(4)
         .build()
         .unwrap();

@@ -16,7 +16,7 @@ fn loading_a_1_gib_snapshot_makes_only_used_blocks_resident() {
         let f = BloomFilter::builder()
             .capacity(1)
             .bits(8 << 30) // 1 GiB
-            .hashes(7)
+            .num_hashes(7)
             .seed(1)
             .build()
             .unwrap();

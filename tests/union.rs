@@ -74,7 +74,7 @@ fn incompatible_filters_are_refused() {
     let other_k = BloomFilter::builder()
         .capacity(100_000)
         .bits(a.num_bits())
-        .hashes(a.num_hashes() + 1)
+        .num_hashes(a.num_hashes() + 1)
         .seed(1)
         .build()
         .unwrap();

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use blockbloom::math::{blocked_fpr_in, size_filter_in, standard_fpr, BLOCK_SIZES};
+use blockbloom::math::{blocked_fpr_sized, size_filter_sized, standard_fpr, BLOCK_SIZES};
 
 use crate::{human_bytes, write_err, Failure};
 
@@ -41,7 +41,7 @@ pub(crate) fn run(
             s += &format!("{rate:<8}");
             for b in BLOCK_SIZES {
                 // Sized for 10^9 keys: bits per key no longer depend on the rounding to lines.
-                let z = size_filter_in(1_000_000_000, rate, None, None, b)?;
+                let z = size_filter_sized(1_000_000_000, rate, None, None, b)?;
                 let c = z.blocks as f64 * 512.0 / 1e9;
                 s += &format!("  {:<12}", format!("{c:.2} ({})", z.hashes));
             }
@@ -51,7 +51,7 @@ pub(crate) fn run(
         return out.write_all(s.as_bytes()).map_err(write_err);
     }
     let n = capacity.expect("clap requires --capacity without --table");
-    let sizing = size_filter_in(n, fpr, None, None, block_bits)?;
+    let sizing = size_filter_sized(n, fpr, None, None, block_bits)?;
     let k = sizing.hashes;
     let blocks = sizing.blocks as f64;
     let bloom_bytes = sizing.bytes() as f64;
@@ -76,7 +76,7 @@ pub(crate) fn run(
         human_bytes(std_bytes),
         set_bytes / n as f64,
         human_bytes(set_bytes),
-        100.0 * blocked_fpr_in(bits_per_key / 2.0, k, block_bits),
+        100.0 * blocked_fpr_sized(bits_per_key / 2.0, k, block_bits),
         100.0 * standard_fpr(c_std / 2.0, k_std),
     );
     out.write_all(s.as_bytes()).map_err(write_err)

@@ -28,7 +28,7 @@ fn tiny_sized(lines: u64, block_bits: u32) -> Arc<BloomFilter> {
         BloomFilter::builder()
             .capacity(4)
             .bits(512 * lines)
-            .hashes(3)
+            .num_hashes(3)
             .block_bits(block_bits)
             .seed(SEED)
             .build()

@@ -83,7 +83,7 @@ impl RedisBloomFilter {
         Ok(BloomFilter::builder()
             .capacity(self.meta.capacity)
             .bits(self.meta.blocks * 512)
-            .hashes(self.meta.hashes)
+            .num_hashes(self.meta.hashes)
             .seed(self.meta.seed)
             .build()?)
     }

@@ -121,5 +121,5 @@ impl ExpiringBloomFilter {
 /// counts them under callgrind).
 #[inline(never)]
 fn hash_of<K: Hash>(f: &ExpiringBloomFilter, key: &K) -> u64 {
-    f.layout.hash(key)
+    f.layout.hasher.hash(key)
 }

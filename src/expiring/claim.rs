@@ -6,7 +6,7 @@
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
 use crate::block::WORDS;
-use crate::layout::{nth_position, positions, slot_at};
+use crate::layout::{nth_position, positions, slot_word_and_shift};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -15,7 +15,7 @@ use crate::sync::{
 /// The word of `words` that holds slot `slot` (0..128), and the slot's shift in it.
 #[inline(always)]
 fn slot_word(words: &[AtomicU64; WORDS], slot: u32) -> (&AtomicU64, u32) {
-    let (w, shift) = slot_at(slot);
+    let (w, shift) = slot_word_and_shift(slot);
     (&words[w], shift)
 }
 

@@ -198,7 +198,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_in(self.layout.hash(key), &self.epoch_now())
+        self.contains_in(self.layout.hasher.hash(key), &self.epoch_now())
     }
 
     /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
@@ -206,7 +206,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.contains_in(self.layout.hash(key), &self.epoch_at(t))
+        self.contains_in(self.layout.hasher.hash(key), &self.epoch_at(t))
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
@@ -214,7 +214,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_in(self.layout.hash(key), &self.epoch_now())
+        self.insert_in(self.layout.hasher.hash(key), &self.epoch_now())
     }
 
     /// Inserts `key` at `t`: it is seen until `t + expire_after` at least, even if it was
@@ -222,7 +222,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
-        self.insert_in(self.layout.hash(key), &self.epoch_at(t))
+        self.insert_in(self.layout.hasher.hash(key), &self.epoch_at(t))
     }
 
     /// Inserts `key` if it was not seen within the window, now:
@@ -231,7 +231,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_in(self.layout.hash(key), &self.epoch_now())
+        self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_now())
     }
 
     /// Inserts `key` at `t` and returns `true` if it was not seen within the window (fetch
@@ -278,7 +278,7 @@ impl ExpiringBloomFilter {
     ///
     /// [`CountingBloomFilter::insert_if_absent`]: crate::CountingBloomFilter::insert_if_absent
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.insert_if_absent_in(self.layout.hash(key), &self.epoch_at(t))
+        self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_at(t))
     }
 
     /// Where each key's stamps lie ([`Layout::probe_slots`]; the clock line is not counted).
@@ -355,7 +355,7 @@ impl ExpiringBloomFilter {
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::block::WORDS] {
-        crate::layout::slot_mask(self.layout.hash(key), self.layout.num_hashes())
+        crate::layout::slot_mask(self.layout.hasher.hash(key), self.layout.num_hashes())
     }
 
     /// Not public API: one more than the epoch of the last recorded sweep (Acquire; 0:

@@ -385,7 +385,7 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
     for i in 0..500u32 {
         let p = f.layout().probe_slots(&i);
         f.insert_at(&i, t);
-        let h = f.layout.hash(&i);
+        let h = f.layout.hasher.hash(&i);
         let (words, m) = (
             f.line_of(h).words(),
             crate::layout::slot_mask(h, f.num_hashes()),
@@ -403,7 +403,7 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
                 }
             }
         }
-        assert!(p.slots() == slots && core::ptr::eq(words, f.line_of(f.layout.hash(&i)).words()));
+        assert!(p.slots() == slots && core::ptr::eq(words, f.line_of(f.layout.hasher.hash(&i)).words()));
         assert!(core::ptr::eq(words, f.stamp_lines()[p.line()].words()));
     }
 }

@@ -84,7 +84,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn key_hash<K: Hash + ?Sized>(&self, key: &K) -> KeyHash {
-        KeyHash(self.layout.hash(key))
+        KeyHash(self.layout.hasher.hash(key))
     }
 
     /// [`insert_if_absent`](Self::insert_if_absent) of the key hashed to `h` by
@@ -192,7 +192,7 @@ impl BloomFilter {
     fn pipelined<K: Hash>(&self, keys: &[K], write: bool, op: impl FnMut(usize, u64)) {
         pipeline(
             keys,
-            |k| self.layout.hash(k),
+            |k| self.layout.hasher.hash(k),
             |h| self.prefetch(h, write),
             op,
         )

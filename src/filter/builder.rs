@@ -17,7 +17,7 @@ pub(crate) const DEFAULT_FPR: f64 = 0.01;
 /// * [`fpr`](Self::fpr) (default 0.01): the false-positive rate wanted at capacity.
 /// * [`seed`](Self::seed) (default: random): the 128-bit hashing key. Filters that must agree
 ///   bit for bit (tests, unions, shared filters) need the same seed.
-/// * [`bits`](Self::bits) / [`hashes`](Self::hashes): set the size (rounded up to whole
+/// * [`bits`](Self::bits) / [`num_hashes`](Self::num_hashes): set the size (rounded up to whole
 ///   512-bit blocks) and/or the number of hash functions yourself instead of deriving them
 ///   from the rate. When either is given, [`BloomFilter::target_fpr`] reports the rate the
 ///   blocked formula predicts at capacity.
@@ -32,7 +32,7 @@ pub(crate) const DEFAULT_FPR: f64 = 0.01;
 /// assert_eq!(f.capacity(), 100_000);
 /// assert!(f.num_bits() >= 100_000 * 14);
 ///
-/// let g = BloomFilter::builder().capacity(1000).bits(1 << 16).hashes(5).build()?;
+/// let g = BloomFilter::builder().capacity(1000).bits(1 << 16).num_hashes(5).build()?;
 /// assert_eq!((g.num_bits(), g.num_hashes()), (1 << 16, 5));
 /// assert!(BloomFilter::builder().fpr(0.01).build().is_err()); // no capacity
 /// # Ok::<(), blockbloom::Error>(())
@@ -119,7 +119,7 @@ impl Builder {
     /// Sets the number of hash functions (bits per key, `1..=MAX_HASHES`).
     ///
     /// Example at [`Builder`].
-    pub fn hashes(mut self, hashes: u32) -> Self {
+    pub fn num_hashes(mut self, hashes: u32) -> Self {
         self.hashes = Some(hashes);
         self
     }
@@ -128,7 +128,7 @@ impl Builder {
     /// and a new key costs one locked read-modify-write per 64-bit word of its block that
     /// lacks one of its bits: about 4.7 at 512 bits, 1 or 2 at 64. Smaller blocks spread keys
     /// less evenly, so they need more bits per key for the same rate — the sizing prices
-    /// that in ([`math::blocked_fpr_in`]): at 1%, 9.9 bits per key at 512, 12.1 at 64.
+    /// that in ([`math::blocked_fpr_sized`]): at 1%, 9.9 bits per key at 512, 12.1 at 64.
     /// `docs/PERFORMANCE.md`'s "Block size" table compares them; snapshots and files record the size.
     ///
     /// ```
@@ -224,7 +224,7 @@ impl Builder {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let fpr = self.fpr.unwrap_or(DEFAULT_FPR);
         let block_bits = self.block_bits.unwrap_or(512);
-        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
+        let s = math::size_filter_sized(capacity, fpr, self.bits, self.hashes, block_bits)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
         let mut f = BloomFilter::from_parts(

@@ -301,7 +301,7 @@ impl Builder {
         let capacity = self.capacity.ok_or(Error::MissingCapacity)?;
         let (fpr, seed) = (self.fpr.unwrap_or(0.01), self.seed);
         let block_bits = self.block_bits.unwrap_or(512);
-        let s = math::size_filter_in(capacity, fpr, self.bits, self.hashes, block_bits)?;
+        let s = math::size_filter_sized(capacity, fpr, self.bits, self.hashes, block_bits)?;
         file_len(s.blocks, kind)?;
         let wanted = Wanted {
             header: Header {

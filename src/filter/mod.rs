@@ -155,19 +155,19 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_u64(self.layout.hash(key))
+        self.contains_u64(self.layout.hasher.hash(key))
     }
 
     #[inline(always)]
     pub(crate) fn contains_u64(&self, h: u64) -> bool {
-        by_block_size!(self: BloomFilter, contains_at(h) -> bool)
+        by_block_size!(self: BloomFilter, contains_sized(h) -> bool)
     }
 
     /// [`contains`](Self::contains) in blocks of `2^L` bits. Relaxed: a bit, once set, stays
     /// set; if the insert happened-before this call, coherence alone guarantees that this
     /// load sees it (guarantee 1).
     #[inline(always)]
-    fn contains_at<const L: u32, const N: usize>(&self, h: u64) -> bool {
+    fn contains_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
         self.blocks[line].all_set(self.layout.bits::<L>(h, first), Relaxed)
     }
@@ -181,11 +181,11 @@ impl BloomFilter {
     /// The line holding the block of hash `h` (for prefetching).
     #[inline(always)]
     pub(crate) fn line_of(&self, h: u64) -> usize {
-        by_block_size!(self: BloomFilter, line_at(h) -> usize)
+        by_block_size!(self: BloomFilter, line_sized(h) -> usize)
     }
 
     #[inline(always)]
-    fn line_at<const L: u32, const N: usize>(&self, h: u64) -> usize {
+    fn line_sized<const L: u32, const N: usize>(&self, h: u64) -> usize {
         self.layout.locate::<L>(h).0
     }
 
@@ -201,7 +201,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_u64(self.layout.hash(key));
+        self.insert_u64(self.layout.hasher.hash(key));
     }
 
     /// Counts a new key towards the default promotion to huge pages (`storage/huge.rs`),
@@ -213,20 +213,20 @@ impl BloomFilter {
 
     #[inline(always)]
     pub(crate) fn insert_u64(&self, h: u64) {
-        by_block_size!(self: BloomFilter, insert_at(h) -> ());
+        by_block_size!(self: BloomFilter, insert_sized(h) -> ());
         self.blocks.count_new_key(h); // (a repeat counted too: it only promotes sooner)
     }
 
     /// [`insert`](Self::insert) in blocks of `2^L` bits: a 512-bit block bit by bit, a
     /// smaller one word by word (one load per word, one `fetch_or` per word missing bits).
     #[inline(always)]
-    fn insert_at<const L: u32, const N: usize>(&self, h: u64) {
+    fn insert_sized<const L: u32, const N: usize>(&self, h: u64) {
         let (line, first) = self.layout.locate::<L>(h);
         if L == 9 {
             self.blocks[line].or_missing_bits(self.layout.bits::<L>(h, first));
         } else {
             let mask = self.layout.block_mask::<L, N>(h);
-            self.blocks[line].or_missing_in::<N>((first / 64) as usize, mask);
+            self.blocks[line].or_missing_words::<N>((first / 64) as usize, mask);
         }
     }
 
@@ -275,12 +275,12 @@ impl BloomFilter {
     /// the race, nobody wins — exactly an ordinary false positive.
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_u64(self.layout.hash(key))
+        self.insert_if_absent_u64(self.layout.hasher.hash(key))
     }
 
     #[inline(always)]
     pub(crate) fn insert_if_absent_u64(&self, h: u64) -> bool {
-        let won = by_block_size!(self: BloomFilter, insert_if_absent_at(h) -> bool);
+        let won = by_block_size!(self: BloomFilter, insert_if_absent_sized(h) -> bool);
         if won {
             self.blocks.count_new_key(h); // huge pages once dense (storage/huge.rs)
         }
@@ -294,10 +294,10 @@ impl BloomFilter {
     ///   seeing every bit set means a duplicate since bits never clear), then
     ///   [`claim_bits`](Block::claim_bits), bit by bit;
     /// * smaller: one pass over the block's own words (one to four loads, cheaper than a
-    ///   separate test of the k bits), [`claim_in`](Block::claim_in) word by word, or with
+    ///   separate test of the k bits), [`claim_words`](Block::claim_words) word by word, or with
     ///   one word [`claim_word`](Block::claim_word)'s single compare-exchange.
     #[inline(always)]
-    fn insert_if_absent_at<const L: u32, const N: usize>(&self, h: u64) -> bool {
+    fn insert_if_absent_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
         let block = &self.blocks[line];
         if L == 9 {
@@ -309,13 +309,14 @@ impl BloomFilter {
         if N == 1 {
             block.claim_word(word, mask[0])
         } else {
-            block.claim_in::<N>(word, mask)
+            block.claim_words::<N>(word, mask)
         }
     }
 
-    /// The filter's key-to-probe mapping, detached from its memory (example at [`Layout`]).
-    pub fn layout(&self) -> Layout {
-        self.layout.clone()
+    /// The filter's key-to-probe mapping (clone it to keep it without the filter; example
+    /// at [`Layout`]).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// Total bits (a multiple of 512; example at [`num_lines`](Self::num_lines)).

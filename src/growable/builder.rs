@@ -3,7 +3,7 @@
 use super::{GrowableBloomFilter, Shape};
 use crate::error::Error;
 use crate::hash::{random_seed, KeyHasher};
-use crate::storage::Slots;
+use crate::storage::Published;
 use crate::sync::AtomicBool;
 
 /// Configures a [`GrowableBloomFilter`]; made by [`GrowableBloomFilter::builder`].
@@ -128,7 +128,7 @@ impl GrowableBuilder {
             huge_pages: self.huge_pages,
         };
         Ok(GrowableBloomFilter {
-            layers: Slots::new(shape.make_layer(0)?),
+            layers: Published::new(shape.make_layer(0)?),
             hasher: KeyHasher::new(shape.seed),
             shape,
             growth_failed: AtomicBool::new(false),

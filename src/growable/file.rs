@@ -30,7 +30,7 @@ use crate::file::{open_existing, peek_header, resolve_dangling_link, trailer_wor
 use crate::format::GROWS;
 use crate::format::{COUNT_AT, LAYERS_AT};
 use crate::hash::KeyHasher;
-use crate::storage::Slots;
+use crate::storage::Published;
 use crate::sync::{
     AtomicBool, AtomicU64,
     Ordering::{Acquire, Relaxed, SeqCst},
@@ -207,7 +207,7 @@ impl GrowableBloomFilter {
             huge_pages: None,
         };
         let chain = GrowableBloomFilter {
-            layers: Slots::new(Layer {
+            layers: Published::new(Layer {
                 filter: layer0,
                 count: Padded(AtomicU64::new(0)),
             }),

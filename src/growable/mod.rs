@@ -5,7 +5,7 @@ use core::hash::Hash;
 
 use crate::error::Error;
 use crate::hash::KeyHasher;
-use crate::storage::Slots;
+use crate::storage::Published;
 use crate::sync::{fence, AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use crate::{BloomFilter, KeyHash};
 
@@ -78,7 +78,7 @@ impl Layer {
 ///    unless growth fails (see [`growth_failed`](Self::growth_failed)).
 /// 4. **Lock-free**: no mutex or spin; growth is one compare-exchange.
 pub struct GrowableBloomFilter {
-    layers: Slots<Layer, MAX_LAYERS>,
+    layers: Published<Layer, MAX_LAYERS>,
     hasher: KeyHasher,
     shape: Shape,
     growth_failed: AtomicBool,
@@ -508,7 +508,7 @@ impl GrowableBloomFilter {
             let (bits, k, block) = (f.num_bits() as f64, f.num_hashes(), f.block_bits());
             let in_layer = layer.count().load(Relaxed) as f64;
             total += crate::math::expected_false_positives(in_layer, |x| {
-                1.0 - older_pass * (1.0 - crate::math::blocked_fpr_in(bits / x, k, block))
+                1.0 - older_pass * (1.0 - crate::math::blocked_fpr_sized(bits / x, k, block))
             });
             older_pass *= 1.0 - f.estimated_fpr();
         }

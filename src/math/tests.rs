@@ -150,7 +150,7 @@ fn sizing_a_rate_again_answers_from_the_memo_with_the_same_bits() {
     }
     // The same rate under another formula is another answer, not the memo's.
     for (&p, &f) in rates.iter().zip(&first) {
-        let small = optimal_params_in(p, 64).unwrap();
+        let small = optimal_params_sized(p, 64).unwrap();
         assert_eq!(small, solved(p, Rate::Blocked(64)));
         assert!(small.0 > f.0, "64-bit blocks need more bits per key");
         let counting = counting_params(p).unwrap();

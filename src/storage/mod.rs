@@ -9,7 +9,7 @@
 //!   Rust marks `unsafe` although a prefetch cannot fault or change memory).
 //! * `clock`: the wall clock as nanoseconds since 1970 (`clock_gettime`), for the expiring
 //!   filter's epochs.
-//! * [`slots`]: [`Slots`], the lock-free append-only array through which the growable
+//! * [`published`]: [`Published`], the lock-free append-only array through which the growable
 //!   filter publishes its layers.
 //! * `map` (Unix): blocks that are a file, mapped `MAP_SHARED` (the file-backed filter), and
 //!   `reserve`, which allocates the file's disk blocks up front.
@@ -27,7 +27,7 @@ mod huge;
 #[cfg(all(unix, not(blockbloom_loom)))]
 mod map;
 mod prefetch;
-mod slots;
+mod published;
 
 pub(crate) use alloc::{byte_size, Blocks};
 #[cfg(feature = "internals")]
@@ -39,4 +39,4 @@ pub(crate) use huge::HugePages;
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use map::reserve;
 pub use prefetch::{prefetch_read, prefetch_write};
-pub(crate) use slots::Slots;
+pub(crate) use published::Published;

@@ -17,7 +17,7 @@ fn accuracy(r: &mut Report) {
     let _ = write!(
         r.md,
         "Sized for {} keys, filled with them, asked {} never-inserted URLs. `Builder::block_bits` \
-         picks the size; the sizing prices it in (`math::blocked_fpr_in`).\n\n\
+         picks the size; the sizing prices it in (`math::blocked_fpr_sized`).\n\n\
          | block bits | rate asked | bits/key | k | measured rate |\n|---:|---:|---:|---:|---:|\n",
         fmt_n(n),
         fmt_n(q)

@@ -253,6 +253,7 @@ fn naive_layout(n: u64) -> blockbloom::Layout {
         .build()
         .expect("filter")
         .layout()
+        .clone()
 }
 
 /// The client-side Bloom filter over a Redis bitmap: GETBIT of the key's bits in one round

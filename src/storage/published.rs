@@ -1,4 +1,4 @@
-//! [`Slots`]: the growable filter's layers, published through atomic pointers.
+//! [`Published`]: the growable filter's layers, published through atomic pointers.
 //!
 //! An append-only array of heap objects. A slot goes from null to a `Box::into_raw` pointer
 //! exactly once (a compare-exchange), is never changed or freed while `&self` lives, and is
@@ -12,20 +12,20 @@ use crate::sync::{
 use core::marker::PhantomData;
 
 /// Up to `N` objects, installed once each, never removed while the array lives.
-pub(crate) struct Slots<T, const N: usize> {
+pub(crate) struct Published<T, const N: usize> {
     slots: [AtomicPtr<T>; N],
-    /// Owns the `T`s: gives `Slots` the auto traits of `Box<T>` (an `AtomicPtr` alone is
+    /// Owns the `T`s: gives `Published` the auto traits of `Box<T>` (an `AtomicPtr` alone is
     /// `Send + Sync` whatever `T` is).
     _own: PhantomData<Box<T>>,
 }
 
-impl<T, const N: usize> Slots<T, N> {
+impl<T, const N: usize> Published<T, N> {
     /// An array whose slot 0 holds `first`.
     pub(crate) fn new(first: T) -> Self {
         let slots: [AtomicPtr<T>; N] =
             core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut()));
         slots[0].store(Box::into_raw(Box::new(first)), SeqCst);
-        Slots {
+        Published {
             slots,
             _own: PhantomData,
         }
@@ -68,7 +68,7 @@ impl<T, const N: usize> Slots<T, N> {
     }
 }
 
-impl<T, const N: usize> Drop for Slots<T, N> {
+impl<T, const N: usize> Drop for Published<T, N> {
     fn drop(&mut self) {
         for slot in &self.slots {
             let p = slot.load(SlotAcquire);
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn install_once_and_drop_everything() {
-        let s: Slots<String, 3> = Slots::new("a".into());
+        let s: Published<String, 3> = Published::new("a".into());
         assert_eq!(s.get(0).map(String::as_str), Some("a"));
         assert!(s.get(1).is_none() && s.get(7).is_none());
         assert!(s.install(1, Box::new("b".into())).is_ok());
