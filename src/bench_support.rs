@@ -5,17 +5,17 @@
 pub use crate::storage::{
     coarse_clock_nanos, coarse_clock_resolution, prefetch_read, prefetch_write,
 };
-use crate::storage::{Blocks, HugePages};
-use crate::{block::Block, sync::Ordering::Relaxed, Error};
+use crate::storage::{HugePages, Lines as FilterLines};
+use crate::{line::Line, sync::Ordering::Relaxed, Error};
 
 /// An array of zeroed, 64-byte-aligned cache lines allocated exactly like a filter's.
-pub struct Lines(Blocks);
+pub struct Lines(FilterLines);
 
 impl Lines {
     /// `len` lines, with transparent huge pages at once if asked (as
     /// `Builder::huge_pages(true)`), else never.
     pub fn new(len: usize, huge_pages: bool) -> Result<Self, Error> {
-        Ok(Lines(Blocks::zeroed_with(
+        Ok(Lines(FilterLines::zeroed_with(
             len,
             HugePages::from_choice(Some(huge_pages)),
         )?))
@@ -31,7 +31,7 @@ impl Lines {
     /// Prefetches line `i` with write intent.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        prefetch_write::<Block>(&self.0[i]);
+        prefetch_write::<Line>(&self.0[i]);
     }
     /// `fetch_or(bits)` on word `w` of line `i`.
     #[inline(always)]

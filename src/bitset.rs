@@ -4,11 +4,11 @@ use core::fmt;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
-use crate::block::{or_into, BLOCK_BITS, BLOCK_BYTES};
 use crate::error::Error;
 use crate::format::BITSET_MAGIC;
+use crate::line::{or_into, LINE_BITS, LINE_BYTES};
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
-use crate::storage::{Blocks, HugePages};
+use crate::storage::{HugePages, Lines};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -35,7 +35,7 @@ use crate::sync::{
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub struct AtomicBitSet {
-    blocks: Blocks,
+    blocks: Lines,
     universe: u64,
 }
 
@@ -51,19 +51,19 @@ impl AtomicBitSet {
         if universe == 0 {
             return Err(Error::EmptyUniverse);
         }
-        let nblocks = universe.div_ceil(BLOCK_BITS);
+        let nblocks = universe.div_ceil(LINE_BITS);
         let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
-            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+            bytes: nblocks as u128 * LINE_BYTES as u128,
         })?;
         Ok(AtomicBitSet {
-            blocks: Blocks::zeroed(len)?,
+            blocks: Lines::zeroed(len)?,
             universe,
         })
     }
 
     #[inline(always)]
     fn word(&self, i: u64) -> (&AtomicU64, u64) {
-        let b = &self.blocks[(i / BLOCK_BITS) as usize];
+        let b = &self.blocks[(i / LINE_BITS) as usize];
         (b.word((i / 64 % 8) as usize), 1u64 << (i % 64))
     }
 
@@ -224,7 +224,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`len`](Self::len).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Writes the set in the snapshot format of [`BloomFilter::write_to`] with its own magic
@@ -280,7 +280,7 @@ impl AtomicBitSet {
             {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }
-            if h.capacity == 0 || h.capacity.div_ceil(BLOCK_BITS) != h.nblocks {
+            if h.capacity == 0 || h.capacity.div_ceil(LINE_BITS) != h.nblocks {
                 return Err(Error::InvalidSnapshot(
                     "universe does not match the number of blocks",
                 ));

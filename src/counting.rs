@@ -3,13 +3,13 @@
 use core::fmt;
 use core::hash::Hash;
 
-use crate::block::{BLOCK_BYTES, WORDS};
 use crate::error::Error;
 use crate::hash::random_seed;
 use crate::layout::slot_mask;
 use crate::layout::Layout;
+use crate::line::{LINE_BYTES, WORDS};
 use crate::math::{self, COUNTERS_PER_BLOCK};
-use crate::storage::Blocks;
+use crate::storage::Lines;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -90,7 +90,7 @@ fn saturated(v: u64) -> u64 {
 ///
 /// [`BloomFilter`]: crate::BloomFilter
 pub struct CountingBloomFilter {
-    blocks: Blocks,
+    blocks: Lines,
     /// Lines of 128 four-bit counters: `Layout`'s hash and line ([`Layout::locate`] of a
     /// 512-bit layout), and the one position formula over 128 slots ([`slot_mask`](crate::layout::slot_mask)).
     layout: Layout,
@@ -128,7 +128,7 @@ impl CountingBloomFilter {
         let s = math::size_counting(capacity, fpr)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         Ok(CountingBloomFilter {
-            blocks: Blocks::zeroed(len)?,
+            blocks: Lines::zeroed(len)?,
             layout: Layout::from_validated(seed, s.blocks, s.hashes, 512),
             capacity,
             target_fpr: s.target_fpr,
@@ -398,7 +398,7 @@ impl CountingBloomFilter {
     ///
     /// Example at [`num_counters`](Self::num_counters).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 4-bit counters (128 per block).

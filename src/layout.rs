@@ -7,10 +7,10 @@
 use core::fmt;
 use core::hash::Hash;
 
-use crate::block::WORDS;
 use crate::error::Error;
 use crate::format::MAX_HASHES;
 use crate::hash::{fmix64, KeyHash, KeyHasher, PHI};
+use crate::line::WORDS;
 
 /// `$r.$op::<L, N>(h)` for the block size of `$r` (a [`Layout`] or a filter with a
 /// `log2_block_bits()`): `L` = log2 of the block's bits, `N` its words. The one place the

@@ -5,8 +5,8 @@
 // sync → block, storage → hash, layout → filters → snapshot, file, combine → par (rayon).
 mod sync;
 
-mod block;
 mod format;
+mod line;
 mod storage;
 
 mod hash;

@@ -26,7 +26,7 @@
 use crate::error::Error;
 
 /// Bits per block of the blocked layout (the default block size). Example at [`Sizing`].
-pub const BLOCK_BITS: u32 = crate::block::BLOCK_BITS as u32;
+pub const LINE_BITS: u32 = crate::line::LINE_BITS as u32;
 
 /// The largest bits-per-key [`optimal_params`] will consider (far beyond any practical rate:
 /// at 1e-15 a blocked filter needs about 80). Example at [`Sizing`].
@@ -87,7 +87,7 @@ fn ln_factorial(n: u64) -> f64 {
 /// assert!(r10 > 1.1 && r16 > r10);
 /// ```
 pub fn blocked_fpr(bits_per_key: f64, k: u32) -> f64 {
-    fpr_in_blocks(bits_per_key, k, BLOCK_BITS as f64)
+    fpr_in_blocks(bits_per_key, k, LINE_BITS as f64)
 }
 
 /// [`blocked_fpr`] for blocks of `block_bits` bits ([`BLOCK_SIZES`]: smaller blocks need
@@ -268,7 +268,7 @@ fn best_hashes(bits_per_key: f64, block_bits: u32) -> u32 {
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub fn optimal_params(fpr: f64) -> Result<(f64, u32), Error> {
-    params_for(fpr, Rate::Blocked(BLOCK_BITS))
+    params_for(fpr, Rate::Blocked(LINE_BITS))
 }
 
 /// [`optimal_params`] for blocks of `block_bits` bits ([`blocked_fpr_sized`]).
@@ -385,7 +385,7 @@ fn solve_params(fpr: f64, rate: Rate) -> Result<(f64, u32), Error> {
 /// ```
 /// use blockbloom::math::*;
 /// let s = size_filter_sized(1_000_000, 0.01, None, None, 64)?;
-/// assert!(BLOCK_SIZES.contains(&64) && BLOCK_BITS == 512);
+/// assert!(BLOCK_SIZES.contains(&64) && LINE_BITS == 512);
 /// assert_eq!(s.bytes(), s.blocks as u128 * 64); // counted in 64-byte lines
 /// assert!((s.bytes() * 8) as f64 / 1e6 < MAX_BITS_PER_KEY);
 /// let c = size_counting(1_000_000, 0.01)?;
@@ -407,11 +407,11 @@ pub struct Sizing {
 impl Sizing {
     /// Bytes of the blocks. Example at [`Sizing`].
     pub fn bytes(&self) -> u128 {
-        self.blocks as u128 * BLOCK_BYTES as u128
+        self.blocks as u128 * LINE_BYTES as u128
     }
 }
 
-const BLOCK_BYTES: u64 = crate::block::BLOCK_BYTES as u64;
+const LINE_BYTES: u64 = crate::line::LINE_BYTES as u64;
 
 /// Checks capacity and rate, the common part of every sizing.
 fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
@@ -429,9 +429,9 @@ fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
 fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
     let blocks = (per_key * capacity as f64 / slots as f64).ceil().max(1.0);
     let too_large = Error::TooLarge {
-        bytes: (blocks * BLOCK_BYTES as f64) as u128,
+        bytes: (blocks * LINE_BYTES as f64) as u128,
     };
-    if blocks * BLOCK_BYTES as f64 >= isize::MAX as f64 {
+    if blocks * LINE_BYTES as f64 >= isize::MAX as f64 {
         return Err(too_large);
     }
     Ok(blocks as u64)
@@ -461,7 +461,7 @@ pub fn size_filter(
     bits: Option<u64>,
     hashes: Option<u32>,
 ) -> Result<Sizing, Error> {
-    size_filter_sized(capacity, fpr, bits, hashes, BLOCK_BITS)
+    size_filter_sized(capacity, fpr, bits, hashes, LINE_BITS)
 }
 
 /// [`size_filter`] for blocks of `block_bits` bits (one of [`BLOCK_SIZES`]): the rate is
@@ -495,29 +495,29 @@ pub fn size_filter_sized(
     }
     let (blocks, k) = match (bits, hashes) {
         (Some(0), _) => return Err(Error::InvalidBits(0)),
-        (Some(bits), Some(k)) => (bits.div_ceil(BLOCK_BITS as u64), k),
+        (Some(bits), Some(k)) => (bits.div_ceil(LINE_BITS as u64), k),
         (Some(bits), None) => {
-            let blocks = bits.div_ceil(BLOCK_BITS as u64);
-            let per_key = blocks as f64 * BLOCK_BITS as f64 / capacity as f64;
+            let blocks = bits.div_ceil(LINE_BITS as u64);
+            let per_key = blocks as f64 * LINE_BITS as f64 / capacity as f64;
             (blocks, best_hashes(per_key, block_bits))
         }
         (None, Some(k)) => {
             let c = bits_per_key_for(fpr, k, block_bits).ok_or(Error::UnreachableFpr(fpr))?;
-            (blocks_for(c, capacity, BLOCK_BITS)?, k)
+            (blocks_for(c, capacity, LINE_BITS)?, k)
         }
         (None, None) => {
             let (c, k) = optimal_params_sized(fpr, block_bits)?;
-            (blocks_for(c, capacity, BLOCK_BITS)?, k)
+            (blocks_for(c, capacity, LINE_BITS)?, k)
         }
     };
-    if blocks as f64 * BLOCK_BYTES as f64 >= isize::MAX as f64 {
+    if blocks as f64 * LINE_BYTES as f64 >= isize::MAX as f64 {
         return Err(Error::TooLarge {
-            bytes: blocks as u128 * BLOCK_BYTES as u128,
+            bytes: blocks as u128 * LINE_BYTES as u128,
         });
     }
     let target_fpr = if bits.is_some() || hashes.is_some() {
         blocked_fpr_sized(
-            blocks as f64 * BLOCK_BITS as f64 / capacity as f64,
+            blocks as f64 * LINE_BITS as f64 / capacity as f64,
             k,
             block_bits,
         )

@@ -10,15 +10,15 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::format::{
     EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT,
     LEGACY_HEADER_BYTES, WINDOW_AT,
 };
-use crate::storage::{byte_size, Blocks, HugePages};
+use crate::line::{Line, LINE_BYTES};
+use crate::storage::{byte_size, HugePages, Lines};
 use crate::{HASH_ALGORITHM_ID, MAX_HASHES};
-/// Blocks per I/O chunk (64 KiB).
+/// Lines per I/O chunk (64 KiB).
 const CHUNK_BLOCKS: usize = 1024;
 
 /// How much of an existing file an open checks before using it. The header's checksum is
@@ -198,10 +198,10 @@ impl Header {
 
 /// Feeds the blocks to `sink` as bytes of the format, 64 KiB at a time.
 pub(crate) fn for_block_bytes(
-    blocks: &[Block],
+    blocks: &[Line],
     mut sink: impl FnMut(&[u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * BLOCK_BYTES);
+    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * LINE_BYTES);
     for chunk in blocks.chunks(CHUNK_BLOCKS) {
         buf.clear();
         for block in chunk {
@@ -218,7 +218,7 @@ pub(crate) fn write_snapshot<W: Write>(
     mut out: W,
     h: &Header,
     flags: u16,
-    blocks: &[Block],
+    blocks: &[Line],
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
     let header = h.encode(flags);
@@ -246,7 +246,7 @@ pub(crate) fn read_snapshot<R: Read>(
     kind: u16,
     huge: HugePages,
     validate: impl FnOnce(&Header) -> Result<(), Error>,
-) -> Result<(Header, Blocks), Error> {
+) -> Result<(Header, Lines), Error> {
     let mut digest = Xxh3::new();
     let mut header = [0u8; HEADER_BYTES];
     input
@@ -285,21 +285,21 @@ pub(crate) fn read_snapshot<R: Read>(
         return Err(Error::InvalidSnapshot("zero blocks"));
     }
     let len = usize::try_from(h.nblocks).map_err(|_| Error::TooLarge {
-        bytes: h.nblocks as u128 * BLOCK_BYTES as u128,
+        bytes: h.nblocks as u128 * LINE_BYTES as u128,
     })?;
     byte_size(len)?;
     digest.update(header);
 
-    let blocks = Blocks::zeroed_with(len, huge)?;
-    let mut buf = vec![0u8; CHUNK_BLOCKS * BLOCK_BYTES];
+    let blocks = Lines::zeroed_with(len, huge)?;
+    let mut buf = vec![0u8; CHUNK_BLOCKS * LINE_BYTES];
     let mut written = 0u64;
     for chunk in blocks.chunks(CHUNK_BLOCKS) {
-        let bytes = &mut buf[..chunk.len() * BLOCK_BYTES];
+        let bytes = &mut buf[..chunk.len() * LINE_BYTES];
         input
             .read_exact(bytes)
             .map_err(|e| Error::io(&e, "reading snapshot"))?;
         digest.update(bytes);
-        for (block, b) in chunk.iter().zip(bytes.chunks_exact(BLOCK_BYTES)) {
+        for (block, b) in chunk.iter().zip(bytes.chunks_exact(LINE_BYTES)) {
             // Zero words are not written: their pages stay untouched.
             written += block.store_le_bytes(b) as u64;
         }

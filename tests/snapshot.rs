@@ -186,7 +186,7 @@ fn each_header_check_has_its_error() {
         let e = with_header(|b| b[56..64].copy_from_slice(&fpr.to_bits().to_le_bytes()));
         assert!(matches!(e, Err(Error::InvalidSnapshot(_))), "{fpr}: {e:?}");
     }
-    // Block counts that do not fit the body, or the machine.
+    // Line counts that do not fit the body, or the machine.
     let e = with_header(|b| b[32..40].copy_from_slice(&0u64.to_le_bytes()));
     assert!(matches!(e, Err(Error::InvalidSnapshot(_))), "{e:?}");
     let e = with_header(|b| b[32..40].copy_from_slice(&1u64.to_le_bytes()));

@@ -9,7 +9,7 @@ use redis::Value;
 
 use crate::meta::SHARD_HEADER_BYTES;
 use crate::server::{Call, Op};
-use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
+use crate::{Error, RedisBloomFilter, Result, LINE_BYTES};
 
 /// The per-key answers of a function call (`{1, a1, a2, …}`), or `None` if the shard's
 /// header was not the caller's incarnation (`{0, header}`).
@@ -213,7 +213,7 @@ impl RedisBloomFilter {
                 // A shard whose last blocks were never written is shorter: zeros.
                 let block: Vec<u8> = redis::from_redis_value(part)?;
                 for &o in &call.nums[1 + j * k..1 + (j + 1) * k] {
-                    let byte = ((o / 8) % BLOCK_BYTES) as usize;
+                    let byte = ((o / 8) % LINE_BYTES) as usize;
                     bits.push(block.get(byte).map_or(0, |b| (b >> (7 - o % 8)) & 1));
                 }
             }

@@ -6,7 +6,7 @@ use blockbloom::math;
 
 use crate::meta::{self, Meta, Stored};
 use crate::server::{meta_reply, Call, Op};
-use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES, DEFAULT_SHARD_BYTES, MAX_SHARD_BYTES};
+use crate::{Error, RedisBloomFilter, Result, DEFAULT_SHARD_BYTES, LINE_BYTES, MAX_SHARD_BYTES};
 
 /// Options for creating or opening a [`RedisBloomFilter`]; made by
 /// [`RedisBloomFilter::builder`].
@@ -200,7 +200,7 @@ impl RedisBuilder {
             }
         };
         let shard_bytes = self.shard_bytes.unwrap_or(DEFAULT_SHARD_BYTES);
-        if !(2 * BLOCK_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
+        if !(2 * LINE_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
             return Err(Error::InvalidShardSize(shard_bytes));
         }
         Ok(Meta {
@@ -222,7 +222,7 @@ impl RedisBuilder {
     fn asked(&self, proposed: &Meta, stored: &Meta) -> Meta {
         let mut asked = proposed.clone();
         let earlier = |bytes: u64| {
-            (bytes / BLOCK_BYTES - meta::SHARD_HEADER_BYTES / BLOCK_BYTES).min(stored.blocks)
+            (bytes / LINE_BYTES - meta::SHARD_HEADER_BYTES / LINE_BYTES).min(stored.blocks)
         };
         if self
             .shard_bytes

@@ -8,7 +8,7 @@ use blockbloom::math::{false_positives_over_fill, fpr_of_fills, keys_from_ones};
 use crate::expiring::GENERATION_LINE_BYTES;
 use crate::meta::generation_key;
 use crate::meta::SHARD_HEADER_BYTES;
-use crate::{RedisBloomFilter, RedisExpiringBloomFilter, Result, BLOCK_BYTES};
+use crate::{RedisBloomFilter, RedisExpiringBloomFilter, Result, LINE_BYTES};
 
 /// Slots per line of an expiring filter's generation (one bit each).
 const SLOTS_PER_LINE: u32 = GENERATION_LINE_BYTES as u32 * 8;
@@ -37,7 +37,7 @@ impl Estimates {
     /// The estimates of a filter of `lines` 512-bit lines and `hashes` bits per key whose
     /// bits hold `ones` ones (example at [`Estimates`]).
     pub fn of(ones: u64, lines: u64, hashes: u32) -> Estimates {
-        let bits = lines * BLOCK_BYTES * 8;
+        let bits = lines * LINE_BYTES * 8;
         let keys_in = keys_from_ones(ones, bits, hashes, 512);
         let fpr = if keys_in <= 0.0 {
             0.0

@@ -140,7 +140,7 @@ use net::Net;
 use server::{meta_reply, Call, Mode, Op};
 
 /// Bytes per block.
-const BLOCK_BYTES: u64 = 64;
+const LINE_BYTES: u64 = 64;
 
 /// Default largest shard (64 MiB, far below Redis' 512 MB string limit). Example at
 /// [`RedisBuilder`].

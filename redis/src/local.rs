@@ -3,7 +3,7 @@
 use blockbloom::BloomFilter;
 
 use crate::meta::{Meta, SHARD_HEADER_BYTES};
-use crate::{Error, RedisBloomFilter, Result, BLOCK_BYTES};
+use crate::{Error, RedisBloomFilter, Result, LINE_BYTES};
 
 impl RedisBloomFilter {
     /// Copies the filter into a local [`BloomFilter`] with the same parameters and seed, so
@@ -50,7 +50,7 @@ impl RedisBloomFilter {
             }
             bytes.drain(..SHARD_HEADER_BYTES as usize);
             let first = (s * self.meta.shard_blocks) as usize;
-            let len = self.shard_len(s) as usize * BLOCK_BYTES as usize;
+            let len = self.shard_len(s) as usize * LINE_BYTES as usize;
             if bytes.len() > len {
                 return Err(Error::Protocol(format!(
                     "shard {key} is {} bytes, more than its {len}",
@@ -65,7 +65,7 @@ impl RedisBloomFilter {
         Ok(local)
     }
 
-    /// Blocks in shard `s`.
+    /// Lines in shard `s`.
     pub(crate) fn shard_len(&self, s: u64) -> u64 {
         (self.meta.blocks - s * self.meta.shard_blocks).min(self.meta.shard_blocks)
     }

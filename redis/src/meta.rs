@@ -10,7 +10,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::{Error, Result, BLOCK_BYTES, MAX_SHARD_BYTES};
+use crate::{Error, Result, LINE_BYTES, MAX_SHARD_BYTES};
 
 /// Version of the parameter hash's and the shard header's format.
 pub(crate) const META_FORMAT: u32 = 2;
@@ -54,21 +54,21 @@ fn string_allocation(len: u64) -> u64 {
     allocated(header + len + 1)
 }
 
-/// Blocks per shard for a filter of `blocks` blocks whose shards (header included) take at
+/// Lines per shard for a filter of `blocks` blocks whose shards (header included) take at
 /// most `max_bytes`: of the sizes that fill one of the allocator's size classes, and the
 /// largest allowed, the largest whose shards take in all (each counted with about 100
 /// bytes for its key) within 1% of the bits of the least such memory — so that Redis memory
 /// stays close to the bits with as few shards (calls per batch) as that allows.
 pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64) -> u64 {
     const PER_KEY: u64 = 100;
-    let largest = (max_bytes / BLOCK_BYTES - SHARD_HEADER_BYTES / BLOCK_BYTES).min(blocks);
+    let largest = (max_bytes / LINE_BYTES - SHARD_HEADER_BYTES / LINE_BYTES).min(blocks);
     let cost = |per: u64| {
         let n = blocks.div_ceil(per);
         let last = blocks - (n - 1) * per;
-        let len = |b: u64| SHARD_HEADER_BYTES + b * BLOCK_BYTES;
+        let len = |b: u64| SHARD_HEADER_BYTES + b * LINE_BYTES;
         (n - 1) * string_allocation(len(per)) + string_allocation(len(last)) + n * PER_KEY
     };
-    let top = string_allocation(SHARD_HEADER_BYTES + largest * BLOCK_BYTES);
+    let top = string_allocation(SHARD_HEADER_BYTES + largest * LINE_BYTES);
     let mut candidates = vec![(cost(largest), largest)];
     'classes: for p in 7..63u32 {
         for j in 1..=4u64 {
@@ -77,14 +77,14 @@ pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64) -> u64 {
                 break 'classes;
             }
             // The most blocks whose string fits the class.
-            let per = (class.saturating_sub(9 + 1 + SHARD_HEADER_BYTES)) / BLOCK_BYTES;
+            let per = (class.saturating_sub(9 + 1 + SHARD_HEADER_BYTES)) / LINE_BYTES;
             if per >= 1 && per <= largest && blocks.div_ceil(per) <= MAX_SHARDS {
                 candidates.push((cost(per), per));
             }
         }
     }
     let least = candidates.iter().map(|c| c.0).min().expect("one at least");
-    let within = least + blocks * BLOCK_BYTES / 100;
+    let within = least + blocks * LINE_BYTES / 100;
     candidates
         .into_iter()
         .filter(|c| c.0 <= within)
@@ -236,7 +236,7 @@ impl Meta {
             return CLOCK_BYTES;
         }
         let blocks = self.shard_blocks.min(self.blocks - i * self.shard_blocks);
-        SHARD_HEADER_BYTES + blocks * BLOCK_BYTES
+        SHARD_HEADER_BYTES + blocks * LINE_BYTES
     }
 
     /// Checks every bound (so that no call is sized by a damaged value).
@@ -244,7 +244,7 @@ impl Meta {
         let ok = self.blocks >= 1
             && self.blocks <= MAX_BLOCKS
             && self.shard_blocks >= 1
-            && self.shard_blocks < MAX_SHARD_BYTES / BLOCK_BYTES
+            && self.shard_blocks < MAX_SHARD_BYTES / LINE_BYTES
             && self.shard_blocks <= self.blocks
             && self.shards() <= MAX_SHARDS
             && self.hashes >= 1
@@ -391,10 +391,10 @@ fn window_text(ns: u64) -> String {
 mod tests {
     #[test]
     fn shards_fill_the_allocator_s_size_classes() {
-        use super::{shard_blocks_for, string_allocation, BLOCK_BYTES, SHARD_HEADER_BYTES};
+        use super::{shard_blocks_for, string_allocation, LINE_BYTES, SHARD_HEADER_BYTES};
         let memory = |blocks: u64, per: u64| -> u64 {
             let n = blocks.div_ceil(per);
-            let len = |b: u64| SHARD_HEADER_BYTES + b * BLOCK_BYTES;
+            let len = |b: u64| SHARD_HEADER_BYTES + b * LINE_BYTES;
             (n - 1) * string_allocation(len(per)) + string_allocation(len(blocks - (n - 1) * per))
         };
         // The crawl stream's filter (776 blocks), 10^6 URLs at 1% (25,184), and sizes from
@@ -405,18 +405,18 @@ mod tests {
             (blocks < 1 << 30).then_some(blocks)
         })) {
             let per = shard_blocks_for(b, crate::DEFAULT_SHARD_BYTES);
-            assert!(SHARD_HEADER_BYTES + per * BLOCK_BYTES <= crate::DEFAULT_SHARD_BYTES);
-            let ratio = memory(b, per) as f64 / (b * BLOCK_BYTES) as f64;
+            assert!(SHARD_HEADER_BYTES + per * LINE_BYTES <= crate::DEFAULT_SHARD_BYTES);
+            let ratio = memory(b, per) as f64 / (b * LINE_BYTES) as f64;
             assert!(ratio <= 1.03, "{b} blocks, {per} per shard: {ratio:.4}");
         }
         // A large filter's shards fill 64 MiB exactly (not 64 MiB + a header: 80 MiB).
         let per = shard_blocks_for(1 << 24, crate::DEFAULT_SHARD_BYTES);
         assert_eq!(
-            string_allocation(SHARD_HEADER_BYTES + per * BLOCK_BYTES),
+            string_allocation(SHARD_HEADER_BYTES + per * LINE_BYTES),
             64 << 20
         );
         // A named bound is kept.
-        assert!(shard_blocks_for(1 << 20, 4096) * BLOCK_BYTES + SHARD_HEADER_BYTES <= 4096);
+        assert!(shard_blocks_for(1 << 20, 4096) * LINE_BYTES + SHARD_HEADER_BYTES <= 4096);
     }
 
     use super::*;

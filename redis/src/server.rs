@@ -192,7 +192,7 @@ impl RedisBloomFilter {
                 pipe.cmd("GETRANGE")
                     .arg(&call.key)
                     .arg(start)
-                    .arg(start + crate::BLOCK_BYTES - 1);
+                    .arg(start + crate::LINE_BYTES - 1);
             }
             pipe.cmd("BITFIELD_RO")
                 .arg(&call.key)

@@ -5,8 +5,8 @@
 
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
-use crate::block::WORDS;
 use crate::layout::{nth_position, positions, slot_word_and_shift};
+use crate::line::WORDS;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},

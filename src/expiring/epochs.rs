@@ -21,7 +21,7 @@ std::thread_local! {
     /// Stamp lines swept on this thread (`sweep` counts them, for the tests).
     pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
-use crate::block::Block;
+use crate::line::Line;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
 use core::cmp::Ordering::{Equal, Greater, Less};
@@ -207,7 +207,7 @@ impl ExpiringBloomFilter {
 
     /// Clears in `lines` every stamp that is dead for all callers once the newest epoch is
     /// `target`, word by word (compare-exchange: a stamp written meanwhile is kept).
-    fn sweep(&self, lines: &[Block], target: u64) {
+    fn sweep(&self, lines: &[Line], target: u64) {
         #[cfg(test)]
         SWEPT_LINES.with(|n| n.set(n.get() + lines.len() as u64));
         let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for

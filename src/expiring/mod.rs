@@ -13,10 +13,10 @@ use core::hash::Hash;
 use core::time::Duration;
 use std::time::SystemTime;
 
-use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::storage::{Blocks, HugePages};
+use crate::line::{Line, LINE_BYTES};
+use crate::storage::{HugePages, Lines};
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 use crate::BloomFilter;
 
@@ -154,7 +154,7 @@ impl ExpiringBloomFilter {
         let s = sizing(capacity, fpr)?;
         let len =
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
-        let blocks = Blocks::zeroed_with(len, huge)?;
+        let blocks = Lines::zeroed_with(len, huge)?;
         blocks[0].words()[WINDOW].store(window.nanos(), Relaxed);
         let layout = Layout::from_validated(seed, s.blocks + 1, s.hashes, 512);
         Ok(Self::from_lines(
@@ -182,13 +182,13 @@ impl ExpiringBloomFilter {
 
     /// The stamp lines.
     #[inline(always)]
-    fn stamp_lines(&self) -> &[Block] {
+    fn stamp_lines(&self) -> &[Line] {
         &self.lines.blocks()[1..]
     }
 
     /// The stamp line of the key hashed to `h`.
     #[inline(always)]
-    fn line_of(&self, h: u64) -> &Block {
+    fn line_of(&self, h: u64) -> &Line {
         &self.stamp_lines()[self.layout.locate::<9>(h).0]
     }
 
@@ -354,7 +354,7 @@ impl ExpiringBloomFilter {
     /// loom models, which need keys spread over several words.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
-    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::block::WORDS] {
+    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::line::WORDS] {
         crate::layout::slot_mask(self.layout.hasher.hash(key), self.layout.num_hashes())
     }
 
@@ -389,7 +389,7 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn memory_bytes(&self) -> usize {
-        self.lines.blocks().len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+        self.lines.blocks().len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 64-byte lines (128 stamps each).

@@ -119,7 +119,7 @@ impl ExpiringBuilder {
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<ExpiringBloomFilter, Error> {
         let p = self.checked()?;
         let s = sizing(p.capacity, p.fpr)?;
-        let mut first_line = [0u8; crate::block::BLOCK_BYTES];
+        let mut first_line = [0u8; crate::line::LINE_BYTES];
         first_line[WINDOW * 8..WINDOW * 8 + 8].copy_from_slice(&p.window.nanos().to_le_bytes());
         let wanted = crate::file::Wanted {
             header: Header {

@@ -403,7 +403,9 @@ fn probe_slots_names_the_slots_an_insert_stamps() {
                 }
             }
         }
-        assert!(p.slots() == slots && core::ptr::eq(words, f.line_of(f.layout.hasher.hash(&i)).words()));
+        assert!(
+            p.slots() == slots && core::ptr::eq(words, f.line_of(f.layout.hasher.hash(&i)).words())
+        );
         assert!(core::ptr::eq(words, f.stamp_lines()[p.line()].words()));
     }
 }

@@ -9,11 +9,11 @@ use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::state::{FileKind, Wanted};
-use crate::block::BLOCK_BYTES;
 use crate::error::Error;
 use crate::format::{
     CHECKSUM_BYTES, COUNT_AT, HEADER_BYTES, LAYERS_AT, LEGACY_HEADER_BYTES, MAGIC,
 };
+use crate::line::LINE_BYTES;
 use crate::snapshot::Header;
 
 /// The header and flags of the filter file at `path`, read without opening it for use
@@ -53,7 +53,7 @@ pub(super) fn verify_lines(
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
     digest.update(header);
-    let end = HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64;
+    let end = HEADER_BYTES as u64 + nblocks * LINE_BYTES as u64;
     let mut buf = vec![0u8; 1 << 20];
     let mut at = HEADER_BYTES as u64;
     while at < end {
@@ -181,5 +181,5 @@ pub(crate) fn io_err(e: std::io::Error, path: &Path) -> Error {
 
 /// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
 pub(crate) fn trailer_at(nblocks: u64) -> u64 {
-    HEADER_BYTES as u64 + nblocks * BLOCK_BYTES as u64 + BLOCK_BYTES as u64
+    HEADER_BYTES as u64 + nblocks * LINE_BYTES as u64 + LINE_BYTES as u64
 }

@@ -29,12 +29,12 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::block::BLOCK_BYTES;
 use crate::error::Error;
 use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, IN_USE, TRAILER_BYTES};
 use crate::layout::Layout;
+use crate::line::LINE_BYTES;
 use crate::snapshot::Verification;
-use crate::storage::{reserve, Blocks, FileLock};
+use crate::storage::{reserve, FileLock, Lines};
 use crate::BloomFilter;
 
 /// The error of reserving the `len` bytes of the filter file at `path`.
@@ -48,16 +48,16 @@ fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
 /// Bytes of a filter file of `kind` with `nblocks` blocks (a layer has a trailer).
 pub(crate) fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
     let extra = if kind == FileKind::Layer {
-        (BLOCK_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
+        (LINE_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
     } else {
         CHECKSUM_BYTES as u64
     };
     nblocks
-        .checked_mul(BLOCK_BYTES as u64)
+        .checked_mul(LINE_BYTES as u64)
         .and_then(|b| b.checked_add(HEADER_BYTES as u64 + extra))
         .filter(|&b| b <= isize::MAX as u64)
         .ok_or(Error::TooLarge {
-            bytes: nblocks as u128 * BLOCK_BYTES as u128,
+            bytes: nblocks as u128 * LINE_BYTES as u128,
         })
 }
 
@@ -263,7 +263,7 @@ fn try_open_existing(
     if std::os::unix::fs::MetadataExt::blocks(&meta).saturating_mul(512) < len {
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
     }
-    let blocks = Blocks::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
+    let blocks = Lines::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
     let set_in_use = |flags: u16| {
         file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44) // the u16 flags only
             .and_then(|()| file.sync_data())

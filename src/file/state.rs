@@ -4,8 +4,8 @@
 
 use std::fs::File;
 
-use crate::block::BLOCK_BYTES;
 use crate::format::{EXPIRES, GROWS, IN_USE};
+use crate::line::LINE_BYTES;
 use crate::snapshot::{Header, Verification};
 use crate::storage::FileLock;
 
@@ -88,7 +88,7 @@ pub(crate) struct Wanted {
     pub(crate) seed_fixed: bool,
     pub(crate) kind: FileKind,
     /// The first line of a new file (an expiring filter's clock line), else zeros.
-    pub(crate) first_line: Option<[u8; BLOCK_BYTES]>,
+    pub(crate) first_line: Option<[u8; LINE_BYTES]>,
     /// Whether the caller fixed the key format (else any key format of the file is accepted).
     pub(crate) key_format_fixed: bool,
     /// What an open of an existing file checks.

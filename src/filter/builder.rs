@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::hash::random_seed;
 use crate::layout::Layout;
 use crate::math;
-use crate::storage::{Blocks, HugePages};
+use crate::storage::{HugePages, Lines};
 use crate::BloomFilter;
 
 /// The false-positive rate of every builder that is not given one.
@@ -129,7 +129,7 @@ impl Builder {
     /// lacks one of its bits: about 4.7 at 512 bits, 1 or 2 at 64. Smaller blocks spread keys
     /// less evenly, so they need more bits per key for the same rate — the sizing prices
     /// that in ([`math::blocked_fpr_sized`]): at 1%, 9.9 bits per key at 512, 12.1 at 64.
-    /// `docs/PERFORMANCE.md`'s "Block size" table compares them; snapshots and files record the size.
+    /// `docs/PERFORMANCE.md`'s "Line size" table compares them; snapshots and files record the size.
     ///
     /// ```
     /// use blockbloom::BloomFilter;
@@ -228,7 +228,7 @@ impl Builder {
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
         let mut f = BloomFilter::from_parts(
-            Blocks::zeroed_with(len, HugePages::from_choice(self.huge_pages))?,
+            Lines::zeroed_with(len, HugePages::from_choice(self.huge_pages))?,
             Layout::from_validated(seed, s.blocks, s.hashes, block_bits),
             capacity,
             s.target_fpr,

@@ -2,8 +2,8 @@
 //! [`BloomFilter::intersect`], [`BloomFilter::clear`], and the byte access through which a
 //! filter stored elsewhere (Redis) is exported and merged. None of these is on the hot path.
 
-use crate::block::{or_into, Block, BLOCK_BYTES};
 use crate::error::Error;
+use crate::line::{or_into, Line, LINE_BYTES};
 use crate::BloomFilter;
 
 impl BloomFilter {
@@ -79,7 +79,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn clear(&self) {
-        self.blocks().iter().for_each(Block::clear);
+        self.blocks().iter().for_each(Line::clear);
     }
 
     /// Appends blocks `first..first + count` to `out` as bytes, in the snapshot format's
@@ -107,7 +107,7 @@ impl BloomFilter {
             .ok_or(Error::Incompatible {
                 what: "block range",
             })?;
-        out.reserve(count * BLOCK_BYTES);
+        out.reserve(count * LINE_BYTES);
         for b in &self.blocks()[first..end] {
             b.append_le_bytes(out);
         }
@@ -126,17 +126,17 @@ impl BloomFilter {
         let bad = Error::Incompatible {
             what: "block range",
         };
-        if !bytes.len().is_multiple_of(BLOCK_BYTES) {
+        if !bytes.len().is_multiple_of(LINE_BYTES) {
             return Err(bad);
         }
-        let count = bytes.len() / BLOCK_BYTES;
+        let count = bytes.len() / LINE_BYTES;
         let end = first
             .checked_add(count)
             .filter(|&e| e <= self.num_lines())
             .ok_or(bad)?;
         for (b, chunk) in self.blocks()[first..end]
             .iter()
-            .zip(bytes.chunks_exact(BLOCK_BYTES))
+            .zip(bytes.chunks_exact(LINE_BYTES))
         {
             b.or_le_bytes(chunk);
         }

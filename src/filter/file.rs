@@ -7,7 +7,6 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::block::BLOCK_BYTES;
 use crate::error::Error;
 use crate::file::{
     file_len, open_existing, open_or_create, read_header, resolve_dangling_link, trailer_at,
@@ -17,6 +16,7 @@ use crate::filter::Builder;
 use crate::format::MAGIC;
 use crate::format::{COUNT_AT, HEADER_BYTES, LAYERS_AT};
 use crate::hash::{random_seed, HASH_ALGORITHM_ID};
+use crate::line::LINE_BYTES;
 use crate::math;
 use crate::snapshot::{for_block_bytes, Header, Verification};
 use crate::sync::AtomicU64;
@@ -266,7 +266,7 @@ impl BloomFilter {
                 digest.update(&value.to_le_bytes());
             }
         }
-        let end = HEADER_BYTES as u64 + self.num_lines() as u64 * BLOCK_BYTES as u64;
+        let end = HEADER_BYTES as u64 + self.num_lines() as u64 * LINE_BYTES as u64;
         let f = &state.file;
         f.write_all_at(&digest.digest().to_le_bytes(), end)
             .and_then(|()| f.sync_data())

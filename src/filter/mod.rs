@@ -5,9 +5,9 @@
 use core::fmt;
 use core::hash::Hash;
 
-use crate::block::{Block, BLOCK_BITS, BLOCK_BYTES};
 use crate::layout::{by_block_size, Layout, Probe};
-use crate::storage::Blocks;
+use crate::line::{Line, LINE_BITS, LINE_BYTES};
+use crate::storage::Lines;
 use crate::sync::Ordering::{Acquire, Relaxed};
 
 /// How many keys ahead the batched operations ([`BloomFilter::insert_if_absent_many`] and
@@ -71,7 +71,7 @@ pub const PREFETCH_DISTANCE: usize = 16;
 /// ([`math::blocked_fpr`](crate::math::blocked_fpr)), as long as at most [`capacity`](Self::capacity) distinct keys are
 /// inserted; past that it grows (see [`estimated_fpr`](Self::estimated_fpr)).
 pub struct BloomFilter {
-    blocks: Blocks,
+    blocks: Lines,
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
@@ -85,7 +85,7 @@ pub struct BloomFilter {
 impl BloomFilter {
     /// Assembles a filter from validated parts (the builder and the snapshot reader).
     pub(crate) fn from_parts(
-        blocks: Blocks,
+        blocks: Lines,
         layout: Layout,
         capacity: u64,
         target_fpr: f64,
@@ -104,7 +104,7 @@ impl BloomFilter {
 
     /// The block storage (for `flush`).
     #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn blocks_storage(&self) -> &Blocks {
+    pub(crate) fn blocks_storage(&self) -> &Lines {
         &self.blocks
     }
 
@@ -127,7 +127,7 @@ impl BloomFilter {
     }
 
     /// The block array (for the snapshot writer and `combine`).
-    pub(crate) fn blocks(&self) -> &[Block] {
+    pub(crate) fn blocks(&self) -> &[Line] {
         &self.blocks
     }
 
@@ -292,10 +292,10 @@ impl BloomFilter {
     /// * 512 bits: the cheap test of `contains` first, with Acquire loads (the
     ///   synchronisation of step 1: duplicates, most of a crawl's links, leave here, and
     ///   seeing every bit set means a duplicate since bits never clear), then
-    ///   [`claim_bits`](Block::claim_bits), bit by bit;
+    ///   [`claim_bits`](Line::claim_bits), bit by bit;
     /// * smaller: one pass over the block's own words (one to four loads, cheaper than a
-    ///   separate test of the k bits), [`claim_words`](Block::claim_words) word by word, or with
-    ///   one word [`claim_word`](Block::claim_word)'s single compare-exchange.
+    ///   separate test of the k bits), [`claim_words`](Line::claim_words) word by word, or with
+    ///   one word [`claim_word`](Line::claim_word)'s single compare-exchange.
     #[inline(always)]
     fn insert_if_absent_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
@@ -321,7 +321,7 @@ impl BloomFilter {
 
     /// Total bits (a multiple of 512; example at [`num_lines`](Self::num_lines)).
     pub fn num_bits(&self) -> u64 {
-        self.layout.num_lines() * BLOCK_BITS
+        self.layout.num_lines() * LINE_BITS
     }
 
     /// Number of 64-byte lines: the 512-bit blocks, or the lines holding `512 /
@@ -362,7 +362,7 @@ impl BloomFilter {
     /// Bytes of memory the filter occupies (its bit array and this handle; example at
     /// [`num_lines`](Self::num_lines)).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * BLOCK_BYTES + core::mem::size_of::<Self>()
+        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// The number of distinct keys the filter was sized for (example at

@@ -145,7 +145,7 @@ fn sizing_a_rate_again_answers_from_the_memo_with_the_same_bits() {
         "30 sizings of 3 remembered rates solved"
     );
     for (&p, &f) in rates.iter().zip(&first) {
-        let fresh = solved(p, Rate::Blocked(BLOCK_BITS));
+        let fresh = solved(p, Rate::Blocked(LINE_BITS));
         assert_eq!((fresh.0.to_bits(), fresh.1), (f.0.to_bits(), f.1));
     }
     // The same rate under another formula is another answer, not the memo's.
@@ -165,7 +165,7 @@ fn sizing_a_rate_again_answers_from_the_memo_with_the_same_bits() {
 
 #[test]
 fn grid_and_exact_sums_agree_where_both_work() {
-    // Blocks of 2^20 slots at 10 per key: λ ≈ 10^5, ~9,200 Poisson terms, so the grid
+    // Lines of 2^20 slots at 10 per key: λ ≈ 10^5, ~9,200 Poisson terms, so the grid
     // runs; the full recurrence is still exact enough there to compare with.
     for k in [1, 3, 7] {
         let slots = (1u64 << 20) as f64;

@@ -1,6 +1,6 @@
-//! [`Blocks`]: the filter's memory, a zeroed, 64-byte-aligned array of [`Block`]s.
+//! [`Lines`]: the filter's memory, a zeroed, 64-byte-aligned array of [`Line`]s.
 //!
-//! Why not `Box<[Block]>` from `std::alloc::alloc_zeroed`? For alignments above 16 bytes,
+//! Why not `Box<[Line]>` from `std::alloc::alloc_zeroed`? For alignments above 16 bytes,
 //! std's Unix system allocator implements `alloc_zeroed` as `alloc` followed by a `memset`
 //! of the whole size, which touches every page: building a 10 GiB filter would take seconds
 //! and commit 10 GiB at once. An anonymous `mmap` returns page-aligned memory that the kernel
@@ -11,8 +11,8 @@
 use super::huge::HugePages;
 #[cfg(not(blockbloom_loom))]
 use super::huge::Promotion;
-use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
+use crate::line::{Line, LINE_BYTES};
 use core::ops::Deref;
 
 /// Filters at least this large are mapped directly from the OS (Unix only).
@@ -25,24 +25,24 @@ pub(crate) const HUGE_PAGE_THRESHOLD: usize = 2 << 20;
 
 /// Byte size of `len` blocks, or [`Error::TooLarge`] if it does not fit the address space.
 pub(crate) fn byte_size(len: usize) -> Result<usize, Error> {
-    len.checked_mul(BLOCK_BYTES)
+    len.checked_mul(LINE_BYTES)
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or(Error::TooLarge {
-            bytes: len as u128 * BLOCK_BYTES as u128,
+            bytes: len as u128 * LINE_BYTES as u128,
         })
 }
 
 /// Owner of `len` blocks: zeroed memory of its own, or a shared mapping of a file.
 #[cfg(not(blockbloom_loom))]
-pub(crate) struct Blocks {
-    pub(super) ptr: core::ptr::NonNull<Block>,
+pub(crate) struct Lines {
+    pub(super) ptr: core::ptr::NonNull<Line>,
     pub(super) len: usize,
     pub(super) backing: Backing,
     /// When the mapping gets huge pages by default (`huge.rs`).
     pub(super) promotion: Promotion,
 }
 
-/// Where a [`Blocks`]' memory comes from, and so how it is released.
+/// Where a [`Lines`]' memory comes from, and so how it is released.
 #[cfg(not(blockbloom_loom))]
 pub(super) enum Backing {
     /// The global allocator (small arrays).
@@ -59,7 +59,7 @@ pub(super) enum Backing {
 }
 
 #[cfg(not(blockbloom_loom))]
-impl Blocks {
+impl Lines {
     /// Allocates `len >= 1` zeroed blocks, returning an error (never aborting) when the memory
     /// cannot be had; a big mapping gets huge pages once dense ([`HugePages::WhenDense`]).
     pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
@@ -96,23 +96,23 @@ impl Blocks {
             if huge == HugePages::Now && bytes >= HUGE_PAGE_THRESHOLD {
                 super::huge::advise(p, bytes, false);
             }
-            let ptr = core::ptr::NonNull::new(p.cast::<Block>())
+            let ptr = core::ptr::NonNull::new(p.cast::<Line>())
                 .ok_or(Error::AllocationFailed { bytes })?;
-            return Ok(Blocks {
+            return Ok(Lines {
                 ptr,
                 len,
                 backing: Backing::Anonymous,
                 promotion,
             });
         }
-        let layout = core::alloc::Layout::array::<Block>(len).map_err(|_| Error::TooLarge {
+        let layout = core::alloc::Layout::array::<Line>(len).map_err(|_| Error::TooLarge {
             bytes: bytes as u128,
         })?;
         // SAFETY: `layout` has non-zero size (len >= 1, blocks are 64 bytes).
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr =
-            core::ptr::NonNull::new(p.cast::<Block>()).ok_or(Error::AllocationFailed { bytes })?;
-        Ok(Blocks {
+            core::ptr::NonNull::new(p.cast::<Line>()).ok_or(Error::AllocationFailed { bytes })?;
+        Ok(Lines {
             ptr,
             len,
             backing: Backing::Heap,
@@ -142,7 +142,7 @@ impl Blocks {
         #[cfg(target_os = "linux")]
         match self.backing {
             Backing::Anonymous => {
-                super::huge::advise(self.ptr.as_ptr().cast(), self.len * BLOCK_BYTES, true)
+                super::huge::advise(self.ptr.as_ptr().cast(), self.len * LINE_BYTES, true)
             }
             Backing::File { base, map_len } => {
                 super::huge::advise(base.as_ptr().cast(), map_len, true)
@@ -153,22 +153,22 @@ impl Blocks {
 }
 
 #[cfg(not(blockbloom_loom))]
-impl Deref for Blocks {
-    type Target = [Block];
+impl Deref for Lines {
+    type Target = [Line];
     #[inline]
-    fn deref(&self) -> &[Block] {
+    fn deref(&self) -> &[Line] {
         // SAFETY: `ptr` points to `len` blocks that we own for `self`'s lifetime, 64-byte
         // aligned (mmap gives page alignment, the allocator honours the layout), and zeroed.
-        // All-zero bytes are a valid `Block` (eight `AtomicU64` of value 0). Blocks are only
+        // All-zero bytes are a valid `Line` (eight `AtomicU64` of value 0). Lines are only
         // ever mutated through their atomics, so shared references are sound.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 #[cfg(not(blockbloom_loom))]
-impl Drop for Blocks {
+impl Drop for Lines {
     fn drop(&mut self) {
-        let bytes = self.len * BLOCK_BYTES; // computed without overflow when made
+        let bytes = self.len * LINE_BYTES; // computed without overflow when made
         match self.backing {
             #[cfg(unix)]
             Backing::Anonymous => {
@@ -186,7 +186,7 @@ impl Drop for Blocks {
             Backing::Anonymous | Backing::File { .. } => unreachable!("mapped only on Unix"),
             Backing::Heap => {
                 let layout =
-                    core::alloc::Layout::array::<Block>(self.len).expect("checked in zeroed");
+                    core::alloc::Layout::array::<Line>(self.len).expect("checked in zeroed");
                 // SAFETY: allocated in `zeroed_with` by the global allocator with this layout.
                 unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
             }
@@ -194,29 +194,29 @@ impl Drop for Blocks {
     }
 }
 
-// SAFETY: `Blocks` owns its memory (like `Box<[Block]>`; a file mapping is shared with other
-// processes, which only ever touch it through atomic operations too), and `Block` holds only
+// SAFETY: `Lines` owns its memory (like `Box<[Line]>`; a file mapping is shared with other
+// processes, which only ever touch it through atomic operations too), and `Line` holds only
 // atomics, which are `Send + Sync`.
 #[cfg(not(blockbloom_loom))]
-unsafe impl Send for Blocks {}
+unsafe impl Send for Lines {}
 // SAFETY: as above: shared access only goes through atomic operations.
 #[cfg(not(blockbloom_loom))]
-unsafe impl Sync for Blocks {}
+unsafe impl Sync for Lines {}
 
 /// Under loom the blocks are built value by value: loom's atomics carry model state and
 /// cannot live in zeroed memory.
 #[cfg(blockbloom_loom)]
-pub(crate) struct Blocks(Box<[Block]>);
+pub(crate) struct Lines(Box<[Line]>);
 
 #[cfg(blockbloom_loom)]
-impl Blocks {
+impl Lines {
     pub(crate) fn zeroed(len: usize) -> Result<Self, Error> {
         Self::zeroed_with(len, HugePages::WhenDense)
     }
 
     pub(crate) fn zeroed_with(len: usize, _huge: HugePages) -> Result<Self, Error> {
         byte_size(len)?;
-        Ok(Blocks((0..len).map(|_| Block::new()).collect()))
+        Ok(Lines((0..len).map(|_| Line::new()).collect()))
     }
 
     #[inline(always)]
@@ -226,9 +226,9 @@ impl Blocks {
 }
 
 #[cfg(blockbloom_loom)]
-impl Deref for Blocks {
-    type Target = [Block];
-    fn deref(&self) -> &[Block] {
+impl Deref for Lines {
+    type Target = [Line];
+    fn deref(&self) -> &[Line] {
         &self.0
     }
 }
@@ -239,7 +239,7 @@ mod tests {
     use crate::sync::Ordering;
 
     fn check(len: usize) {
-        let b = Blocks::zeroed(len).unwrap();
+        let b = Lines::zeroed(len).unwrap();
         assert_eq!(b.len(), len);
         assert_eq!(b.as_ptr() as usize % 64, 0, "blocks are cache-line aligned");
         for (i, blk) in b.iter().enumerate() {
@@ -258,24 +258,24 @@ mod tests {
     fn small_heap_allocation_is_zeroed_and_aligned() {
         check(1);
         check(3);
-        check(MMAP_THRESHOLD / BLOCK_BYTES - 1);
+        check(MMAP_THRESHOLD / LINE_BYTES - 1);
     }
 
     #[test]
     fn mapped_allocation_is_zeroed_and_aligned() {
-        check(MMAP_THRESHOLD / BLOCK_BYTES);
-        check(MMAP_THRESHOLD / BLOCK_BYTES * 3 + 5);
+        check(MMAP_THRESHOLD / LINE_BYTES);
+        check(MMAP_THRESHOLD / LINE_BYTES * 3 + 5);
     }
 
     #[test]
     fn impossible_sizes_are_errors() {
         assert!(matches!(
-            Blocks::zeroed(usize::MAX / 8),
+            Lines::zeroed(usize::MAX / 8),
             Err(Error::TooLarge { .. })
         ));
         // 2^50 bytes (1 PiB) exceeds any user address space: the OS refuses it.
         assert!(matches!(
-            Blocks::zeroed(1 << 44),
+            Lines::zeroed(1 << 44),
             Err(Error::AllocationFailed { .. })
         ));
     }

@@ -1,4 +1,4 @@
-//! Blocks that are a file: a shared, writable mapping (`MAP_SHARED`) of the whole file, so
+//! Lines that are a file: a shared, writable mapping (`MAP_SHARED`) of the whole file, so
 //! that every process mapping the same file works on the same physical pages (the page
 //! cache), and what one process sets another sees — through the same atomic instructions as
 //! in memory of its own.
@@ -6,13 +6,13 @@
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 
-use super::alloc::{Backing, Blocks};
+use super::alloc::{Backing, Lines};
 use super::huge::{HugePages, Promotion};
-use crate::block::{Block, BLOCK_BYTES};
 use crate::error::Error;
+use crate::line::{Line, LINE_BYTES};
 use crate::sync::AtomicU64;
 
-impl Blocks {
+impl Lines {
     /// Maps all `map_len` bytes of `file` shared and writable; the `len` blocks start at
     /// byte `offset` (a multiple of 64, so the blocks stay cache-line aligned: the mapping
     /// itself is page-aligned). The file must be at least `offset + 64 · len` bytes long and
@@ -22,10 +22,10 @@ impl Blocks {
         map_len: usize,
         offset: usize,
         len: usize,
-    ) -> Result<Blocks, Error> {
-        assert!(len > 0 && offset.is_multiple_of(BLOCK_BYTES));
+    ) -> Result<Lines, Error> {
+        assert!(len > 0 && offset.is_multiple_of(LINE_BYTES));
         let end = len
-            .checked_mul(BLOCK_BYTES)
+            .checked_mul(LINE_BYTES)
             .and_then(|b| b.checked_add(offset))
             .filter(|&e| e <= map_len && map_len <= isize::MAX as usize)
             .ok_or(Error::TooLarge {
@@ -55,8 +55,8 @@ impl Blocks {
             .ok_or(Error::AllocationFailed { bytes: map_len })?;
         // SAFETY: `offset < map_len` (checked above), so the pointer stays inside the mapping.
         let first = unsafe { base.as_ptr().add(offset) };
-        let ptr = core::ptr::NonNull::new(first.cast::<Block>()).expect("inside a mapping");
-        Ok(Blocks {
+        let ptr = core::ptr::NonNull::new(first.cast::<Line>()).expect("inside a mapping");
+        Ok(Lines {
             ptr,
             len,
             backing: Backing::File { base, map_len },
@@ -102,7 +102,7 @@ impl Blocks {
 /// Reserves the disk blocks of the first `len` bytes of `file` (`fallocate`), so that a
 /// write through a mapping of it never needs space the file system no longer has: a write
 /// fault that finds none is `SIGBUS`, which kills the process, where the reservation fails
-/// with `ENOSPC` up front. Blocks already allocated stay as they are (their data too).
+/// with `ENOSPC` up front. Lines already allocated stay as they are (their data too).
 /// `Ok(false)` where the file system or the OS cannot reserve: the file stays sparse.
 pub(crate) fn reserve(file: &File, len: u64) -> std::io::Result<bool> {
     #[cfg(target_os = "linux")]

@@ -1,6 +1,6 @@
 //! The filters' memory, and the crate's one `unsafe` module. Its parts, each in its file:
 //!
-//! * [`alloc`]: [`Blocks`], a zeroed, 64-byte-aligned array of [`Block`](crate::block::Block)s
+//! * [`alloc`]: [`Lines`], a zeroed, 64-byte-aligned array of [`Line`](crate::line::Line)s
 //!   that the OS zero-fills lazily (an anonymous `mmap` from 1 MiB up), so building a 10 GiB
 //!   filter is O(1) in time and resident memory.
 //! * [`huge`]: when a mapping asks for transparent huge pages: at once, never, or by
@@ -29,7 +29,7 @@ mod map;
 mod prefetch;
 mod published;
 
-pub(crate) use alloc::{byte_size, Blocks};
+pub(crate) use alloc::{byte_size, Lines};
 #[cfg(feature = "internals")]
 pub use clock::{coarse_clock_nanos, coarse_clock_resolution};
 pub(crate) use clock::{nanos_since_1970, wall_clock_nanos};

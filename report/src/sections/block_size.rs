@@ -1,4 +1,4 @@
-//! "Block size": the four block sizes side by side — bits per key sized for 1% and 0.1% and
+//! "Line size": the four block sizes side by side — bits per key sized for 1% and 0.1% and
 //! the rate measured there, and `insert_if_absent` in and out of the caches, 1 and 2
 //! threads, one call at a time and batched, with fastbloom in the same run.
 
@@ -6,7 +6,7 @@ use crate::report::*;
 use blockbloom::math::BLOCK_SIZES;
 
 pub(crate) fn run(r: &mut Report) {
-    r.section("Block size");
+    r.section("Line size");
     accuracy(r);
     speed(r);
 }

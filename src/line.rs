@@ -13,25 +13,25 @@ use crate::sync::{
 /// Words per block.
 pub(crate) const WORDS: usize = 8;
 /// Bits per block.
-pub(crate) const BLOCK_BITS: u64 = 512;
+pub(crate) const LINE_BITS: u64 = 512;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 64;
+pub(crate) const LINE_BYTES: usize = 64;
 
 /// A 512-bit block. `repr(C, align(64))`: the eight words sit in one 64-byte cache line on
 /// x86-64 and on most AArch64 parts (Apple's M-series have 128-byte lines; a block then
 /// shares a line with its neighbour, which costs no extra miss since a key touches one block).
 #[repr(C, align(64))]
-pub(crate) struct Block([AtomicU64; WORDS]);
+pub(crate) struct Line([AtomicU64; WORDS]);
 
 #[cfg(not(blockbloom_loom))]
-const _: () = assert!(core::mem::size_of::<Block>() == BLOCK_BYTES);
+const _: () = assert!(core::mem::size_of::<Line>() == LINE_BYTES);
 
-impl Block {
+impl Line {
     /// A block of zero words, built value by value (loom's atomics cannot come from zeroed
     /// memory, and its `AtomicU64::new` is not `const`).
     #[cfg_attr(not(blockbloom_loom), allow(dead_code))]
     pub(crate) fn new() -> Self {
-        Block(core::array::from_fn(|_| AtomicU64::new(0)))
+        Line(core::array::from_fn(|_| AtomicU64::new(0)))
     }
 
     /// The eight words (for structures with their own word protocols: the counting filter's
@@ -191,7 +191,7 @@ impl Block {
     /// are not written (their lines stay clean). AcqRel, as an insert's `fetch_or`: a reader
     /// that acquires these bits also sees what happened before them.
     #[inline]
-    pub(crate) fn or_block(&self, other: &Block) {
+    pub(crate) fn or_block(&self, other: &Line) {
         for (w, o) in self.0.iter().zip(&other.0) {
             Self::or_word(w, o.load(Relaxed));
         }
@@ -205,7 +205,7 @@ impl Block {
     }
 
     /// Keeps only the bits also set in `other` (word-wise `fetch_and`).
-    pub(crate) fn and_block(&self, other: &Block) {
+    pub(crate) fn and_block(&self, other: &Line) {
         for (w, o) in self.0.iter().zip(&other.0) {
             w.fetch_and(o.load(Relaxed), AcqRel);
         }
@@ -258,7 +258,7 @@ impl Block {
     }
 }
 
-/// The claim protocol of [`Block::claim_bits`] on a run of `N` words (a block smaller than
+/// The claim protocol of [`Line::claim_bits`] on a run of `N` words (a block smaller than
 /// the line), a word at a time: the argument in
 /// [`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent) orders words and
 /// bits, never counts them, so it holds for any `N`.
@@ -300,7 +300,7 @@ fn claim_words<const N: usize>(words: &[AtomicU64; N], mask: [u64; N]) -> bool {
 
 /// ORs every block of `src` into `dst` (blocks paired in order): the union of two filters or
 /// sets.
-pub(crate) fn or_into(dst: &[Block], src: &[Block]) {
+pub(crate) fn or_into(dst: &[Line], src: &[Line]) {
     for (mine, theirs) in dst.iter().zip(src) {
         mine.or_block(theirs);
     }
