@@ -171,20 +171,10 @@ impl BloomFilter {
         }
     }
 
-    /// The pipeline of [`pipelined`](Self::pipelined) on hashes already taken: prefetch the
-    /// block of hash `i + PREFETCH_DISTANCE`, then run `op` on hash `i`.
+    /// [`pipeline`] on hashes already taken.
     #[inline(always)]
-    fn pipelined_hashes(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, u64)) {
-        let prefetch = |h: u64| self.prefetch(h, write);
-        for h in hashes.iter().take(PREFETCH_DISTANCE) {
-            prefetch(h.0);
-        }
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                prefetch(ahead.0);
-            }
-            op(i, h.0);
-        }
+    fn pipelined_hashes(&self, hashes: &[KeyHash], write: bool, op: impl FnMut(usize, u64)) {
+        pipeline(hashes, |h| h.0, |h| self.prefetch(h, write), op)
     }
 
     /// [`pipeline`] with this filter's hash and blocks.
@@ -199,9 +189,10 @@ impl BloomFilter {
     }
 }
 
-/// Software pipeline of every batched path (the expiring filter's too): hash key
-/// `i + PREFETCH_DISTANCE` and `prefetch` its line, then run `op` on key `i`, whose line was
-/// prefetched `PREFETCH_DISTANCE` keys ago.
+/// The software pipeline of every batched path, of every filter (on keys, or on hashes
+/// taken earlier: `hash` is then `|h| h.0`): hash key `i + PREFETCH_DISTANCE` and
+/// `prefetch` its line, then run `op` on key `i`, whose line was prefetched
+/// `PREFETCH_DISTANCE` keys ago.
 #[inline(always)]
 pub(crate) fn pipeline<K: Hash>(
     keys: &[K],

@@ -7,7 +7,7 @@
 use core::hash::Hash;
 
 use super::GrowableBloomFilter;
-use crate::filter::PREFETCH_DISTANCE;
+use crate::filter::pipeline;
 use crate::KeyHash;
 
 /// Keys hashed per step of the `_many` operations (on the stack).
@@ -128,22 +128,14 @@ impl GrowableBloomFilter {
     /// is only a hint: a layer installed meanwhile is simply not prefetched.
     #[inline(always)]
     fn pipelined(&self, hashes: &[KeyHash], write: bool, mut op: impl FnMut(usize, KeyHash)) {
-        let prefetch = |h: KeyHash| {
+        let prefetch = |h: u64| {
             let mut i = 0;
             while let Some(layer) = self.layers.get(i) {
                 let newest = self.layers.get(i + 1).is_none();
-                layer.filter.prefetch(h.0, write && newest);
+                layer.filter.prefetch(h, write && newest);
                 i += 1;
             }
         };
-        for &h in hashes.iter().take(PREFETCH_DISTANCE) {
-            prefetch(h);
-        }
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                prefetch(ahead);
-            }
-            op(i, h);
-        }
+        pipeline(hashes, |h| h.0, prefetch, |i, h| op(i, KeyHash(h)));
     }
 }
