@@ -54,8 +54,13 @@ def strip_comments(src):
 
 
 def paths_in(src):
-    """The paths a file names: its `use`s (not its `pub use`s) and its inline paths."""
+    """The paths a file names: its `use`s (not its `pub use`s) and its inline paths; an
+    inline test module at the end (`#[cfg(test)] mod tests { … }`) is left out, since
+    its `super` is the file itself."""
     src = strip_comments(src)
+    m = re.search(r"#\[cfg\([^\]]*\btest\b[^\]]*\)\]\s*mod\s+\w+\s*\{", src)
+    if m:
+        src = src[: m.start()]
     out = []
     # A `pub use` is a module's interface (a parent showing its child's items), not a
     # dependency of the module: left out.

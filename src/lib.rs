@@ -8,6 +8,7 @@ mod sync;
 mod format;
 mod line;
 mod storage;
+mod store;
 
 mod hash;
 mod layout;

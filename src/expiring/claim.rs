@@ -82,7 +82,7 @@ impl ExpiringBloomFilter {
             }
             match word.compare_exchange_weak(cur, stamped(cur, shift, e), AcqRel, Acquire) {
                 Ok(_) => {
-                    self.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
+                    self.store.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
                     return true;
                 }
                 Err(now) => cur = now,

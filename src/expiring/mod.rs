@@ -6,7 +6,7 @@ mod claim;
 mod epochs;
 mod estimates;
 mod persist;
-mod window;
+pub(crate) mod window;
 
 use core::fmt;
 use core::hash::Hash;
@@ -17,8 +17,8 @@ use crate::error::Error;
 use crate::layout::Layout;
 use crate::line::{Line, LINE_BYTES};
 use crate::storage::{HugePages, Lines};
+use crate::store::Store;
 use crate::sync::{AtomicU64, Ordering::Relaxed};
-use crate::BloomFilter;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
@@ -106,11 +106,25 @@ pub use window::ExpiryWindow;
 pub struct ExpiringBloomFilter {
     /// Line 0 is the clock (the words below), shared by every user, also of a file; lines
     /// 1.. hold the stamps. In memory or a file (its format: `format.rs`).
-    lines: BloomFilter,
+    store: Store,
     /// The stamp lines (1..): 128 four-bit stamps each, placed as the counting filter's
     /// counters.
     layout: Layout,
     window: ExpiryWindow,
+    /// Keys per window it was sized for, and the rate asked for.
+    capacity: u64,
+    target_fpr: f64,
+    /// How the keys were made from their input ([`ExpiringBuilder::key_format`]).
+    key_format: u64,
+}
+
+/// What an expiring filter is, beside its lines: its parameters as a header gives them.
+pub(crate) struct Params {
+    pub(crate) seed: u128,
+    pub(crate) hashes: u32,
+    pub(crate) capacity: u64,
+    pub(crate) target_fpr: f64,
+    pub(crate) key_format: u64,
 }
 
 /// Huge pages for a filter in memory, built or loaded, unless the builder opts out: at its
@@ -156,34 +170,39 @@ impl ExpiringBloomFilter {
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let blocks = Lines::zeroed_with(len, huge)?;
         blocks[0].words()[WINDOW].store(window.nanos(), Relaxed);
-        let layout = Layout::from_validated(seed, s.blocks + 1, s.hashes, 512);
-        Ok(Self::from_lines(
-            BloomFilter::from_parts(blocks, layout, capacity, s.target_fpr),
-            window,
-        ))
+        let params = Params {
+            seed,
+            hashes: s.hashes,
+            capacity,
+            target_fpr: s.target_fpr,
+            key_format: 0,
+        };
+        Ok(Self::from_store(Store::in_memory(blocks), params, window))
     }
 
-    /// The filter whose clock and stamp lines are `lines` (checked by the caller).
-    fn from_lines(lines: BloomFilter, window: ExpiryWindow) -> Self {
-        let l = lines.layout_ref();
-        let layout = Layout::from_validated(l.seed(), l.num_lines() - 1, l.num_hashes(), 512);
+    /// The filter whose clock and stamp lines are `store`'s (checked by the caller).
+    pub(crate) fn from_store(store: Store, p: Params, window: ExpiryWindow) -> Self {
+        let stamps = store.lines.len() as u64 - 1;
         ExpiringBloomFilter {
-            lines,
-            layout,
+            layout: Layout::from_validated(p.seed, stamps, p.hashes, 512),
+            store,
             window,
+            capacity: p.capacity,
+            target_fpr: p.target_fpr,
+            key_format: p.key_format,
         }
     }
 
     /// The clock line's word `i` ([`NEWEST`], [`SWEPT`], [`WINDOW`]).
     #[inline(always)]
     fn clock(&self, i: usize) -> &AtomicU64 {
-        &self.lines.blocks()[0].words()[i]
+        &self.store.lines[0].words()[i]
     }
 
     /// The stamp lines.
     #[inline(always)]
     fn stamp_lines(&self) -> &[Line] {
-        &self.lines.blocks()[1..]
+        &self.store.lines[1..]
     }
 
     /// The stamp line of the key hashed to `h`.
@@ -389,7 +408,7 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn memory_bytes(&self) -> usize {
-        self.lines.blocks().len() * LINE_BYTES + core::mem::size_of::<Self>()
+        self.store.lines.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 64-byte lines (128 stamps each).
@@ -410,14 +429,14 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn capacity(&self) -> u64 {
-        self.lines.capacity()
+        self.capacity
     }
 
     /// The false-positive rate the filter was sized for.
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn target_fpr(&self) -> f64 {
-        self.lines.target_fpr()
+        self.target_fpr
     }
 
     /// The 128-bit hashing key.

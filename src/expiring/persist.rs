@@ -1,7 +1,7 @@
 //! The expiring filter in a file shared by processes, and its snapshots: the format of
 //! `format.rs` with flag `EXPIRES`, the clock in the first line. The file's life (creation
-//! by hard link, `flock`, the in-use flag, sealing by the last closer) is the fixed
-//! filter's, in `src/file/`: an expiring filter is a `BloomFilter` of lines underneath.
+//! by hard link, `flock`, the in-use flag, sealing by the last closer) is every filter's:
+//! `src/file/` opens it, the filter's [`Store`] closes it.
 // Loom builds leave out the files (`file/`), whose items these are too.
 #![cfg_attr(blockbloom_loom, allow(unused_imports, unused_mut, dead_code))]
 
@@ -11,13 +11,12 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::window::ExpiryWindow;
-use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, IN_MEMORY_PAGES, WINDOW};
+use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, Params, IN_MEMORY_PAGES, WINDOW};
 use crate::error::Error;
 use crate::format::{EXPIRES, MAGIC};
-use crate::layout::Layout;
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
+use crate::store::Store;
 use crate::sync::Ordering::Relaxed;
-use crate::BloomFilter;
 
 /// The header checks of an expiring filter beyond a plain filter's: a clock line and at
 /// least one stamp line, of 512 bits.
@@ -31,18 +30,17 @@ fn check_header(h: &Header) -> Result<(), Error> {
     Ok(())
 }
 
-/// The expiring filter made of `lines` (a clock line, then stamps), with the window its
-/// clock line records, which must be the header's (`header`: 0 in a snapshot of format
-/// version 1 or 2, which has none); [`Error::Conflict`] if `wanted` is another.
+/// The expiring filter made of `store`'s lines (a clock line, then stamps) and header `h`,
+/// with the window its clock line records, which must be the header's (0 in a snapshot of
+/// format version 1 or 2, which has none); [`Error::Conflict`] if `wanted` is another.
 fn with_window(
-    mut lines: BloomFilter,
-    header: u64,
+    (mut store, h): (Store, Header),
     wanted: Option<ExpiryWindow>,
 ) -> Result<ExpiringBloomFilter, Error> {
-    let nanos = lines.blocks()[0].words()[WINDOW].load(Relaxed);
+    let nanos = store.lines[0].words()[WINDOW].load(Relaxed);
     let window = (|| {
-        check_header(&Header::of_filter(&lines))?;
-        if header != 0 && header != nanos {
+        check_header(&h)?;
+        if h.window_nanos != 0 && h.window_nanos != nanos {
             return Err(Error::InvalidSnapshot(
                 "the window in the clock line is not the header's",
             ));
@@ -55,10 +53,19 @@ fn with_window(
         }
     })();
     match window {
-        Ok(window) => Ok(ExpiringBloomFilter::from_lines(lines, window)),
+        Ok(window) => {
+            let params = Params {
+                seed: h.seed,
+                hashes: h.k,
+                capacity: h.capacity,
+                target_fpr: f64::from_bits(h.fpr_bits),
+                key_format: h.key_format,
+            };
+            Ok(ExpiringBloomFilter::from_store(store, params, window))
+        }
         Err(e) => {
             #[cfg(all(unix, not(blockbloom_loom)))]
-            lines.abandon_file(); // refused: a file as it was, not sealed
+            store.abandon(); // refused: a file as it was, not sealed
             Err(e)
         }
     }
@@ -150,7 +157,6 @@ impl ExpiringBuilder {
         }
         with_window(
             crate::file::open_or_create(path.as_ref(), &wanted)?,
-            p.window.nanos(),
             Some(p.window),
         )
     }
@@ -195,10 +201,9 @@ impl ExpiringBloomFilter {
         verification: crate::Verification,
     ) -> Result<ExpiringBloomFilter, Error> {
         let path = crate::file::resolve_dangling_link(path.as_ref())?;
-        let (h, _) = crate::file::peek_header(&path)?;
-        let lines =
+        let opened =
             crate::file::open_existing(&path, None, crate::file::FileKind::Expiring, verification)?;
-        with_window(lines, h.window_nanos, None)
+        with_window(opened, None)
     }
 
     /// How the file was found when it was opened (see [`BloomFilter::file_condition`]);
@@ -206,7 +211,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`BloomFilter::file_condition`].
     pub fn file_condition(&self) -> Option<crate::FileCondition> {
-        self.lines.file_condition()
+        self.store.file_condition()
     }
 
     /// How the keys were made from their input, as recorded by
@@ -214,7 +219,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBuilder::key_format`].
     pub fn key_format(&self) -> u64 {
-        self.lines.key_format()
+        self.key_format
     }
 
     /// Writes a file-backed filter's changed pages to the file and waits for the disk (see
@@ -225,7 +230,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBuilder::open_file`].
     pub fn flush(&self) -> Result<(), Error> {
-        self.lines.flush()
+        self.store.flush()
     }
 
     /// Closes a file-backed filter, reporting what dropping it would ignore (see
@@ -235,15 +240,15 @@ impl ExpiringBloomFilter {
     /// [`Error::Io`] if the write-back or the checksum cannot be written.
     ///
     /// Example at [`ExpiringBuilder::open_file`].
-    pub fn close(self) -> Result<(), Error> {
-        self.lines.close()
+    pub fn close(mut self) -> Result<(), Error> {
+        self.store.close()
     }
 
     /// Whether the filter is a file ([`ExpiringBuilder::open_file`]).
     ///
     /// Example at [`ExpiringBuilder::open_file`].
     pub fn is_file_backed(&self) -> bool {
-        self.lines.is_file_backed()
+        self.store.file_state().is_some()
     }
 }
 
@@ -274,10 +279,18 @@ impl ExpiringBloomFilter {
     /// [`Error::Io`] when `out` fails.
     pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
         let header = Header {
+            magic: MAGIC,
+            hash_id: crate::HASH_ALGORITHM_ID,
+            seed: self.seed(),
+            nblocks: self.store.lines.len() as u64,
+            k: self.layout.num_hashes(),
+            capacity: self.capacity,
+            fpr_bits: self.target_fpr.to_bits(),
+            block_bits: 512,
             window_nanos: self.window.nanos(),
-            ..Header::of_filter(&self.lines)
+            key_format: self.key_format,
         };
-        write_snapshot(out, &header, EXPIRES, self.lines.blocks())
+        write_snapshot(out, &header, EXPIRES, &self.store.lines)
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save); every
@@ -286,11 +299,7 @@ impl ExpiringBloomFilter {
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<ExpiringBloomFilter, Error> {
         let (h, blocks) = read_snapshot(input, MAGIC, EXPIRES, IN_MEMORY_PAGES, check_header)?;
-        let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
-        let mut lines =
-            BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
-        lines.key_format = h.key_format;
-        with_window(lines, h.window_nanos, None)
+        with_window((Store::in_memory(blocks), h), None)
     }
 
     /// Saves the filter to `path` atomically, as [`BloomFilter::save`] does.

@@ -369,8 +369,8 @@ fn batches_answer_as_single_calls() {
         assert_eq!(found, single, "round {round}");
     }
     let words = |f: &ExpiringBloomFilter| -> Vec<u64> {
-        f.lines
-            .blocks()
+        f.store
+            .lines
             .iter()
             .flat_map(|l| l.words().iter().map(|w| w.load(Relaxed)))
             .collect()

@@ -107,8 +107,10 @@ pub(super) fn check_first_line(
     // call keeps it (guarantee 6 of `ExpiringBloomFilter`); one further ahead is damaged,
     // and would make every key in the filter new.
     if live {
-        let window = crate::ExpiryWindow::new(std::time::Duration::from_nanos(h.window_nanos))
-            .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
+        let window = crate::expiring::window::ExpiryWindow::new(std::time::Duration::from_nanos(
+            h.window_nanos,
+        ))
+        .map_err(|_| Error::InvalidSnapshot("the window is out of range"))?;
         let latest =
             window.epoch_of(std::time::SystemTime::now() + std::time::Duration::from_secs(1));
         if word(0)? > latest + window.tolerated_lag() {

@@ -31,11 +31,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::format::{CHECKSUM_BYTES, HEADER_BYTES, IN_USE, TRAILER_BYTES};
-use crate::layout::Layout;
+
 use crate::line::LINE_BYTES;
-use crate::snapshot::Verification;
+use crate::snapshot::{Header, Verification};
 use crate::storage::{reserve, FileLock, Lines};
-use crate::BloomFilter;
+use crate::store::Store;
 
 /// The error of reserving the `len` bytes of the filter file at `path`.
 fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
@@ -62,7 +62,7 @@ pub(crate) fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
 }
 
 /// Opens `path`, creating it first if it is missing.
-pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter, Error> {
+pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<(Store, Header), Error> {
     let path = resolve_dangling_link(path)?;
     let mut created = false;
     for _ in 0..8 {
@@ -71,15 +71,14 @@ pub(crate) fn open_or_create(path: &Path, wanted: &Wanted) -> Result<BloomFilter
                 kind: ErrorKind::NotFound,
                 ..
             }) => created = create(&path, wanted)?, // then open what is there
-            Ok(mut f) if created => {
+            Ok((mut store, h)) if created => {
                 // Ours, flagged in use from its creation: new, not left by a crash.
-                if let Some(mut state) = f.take_file() {
+                if let Some(state) = store.file_state_mut() {
                     if state.found == FileCondition::NotClosedCleanly {
                         state.found = FileCondition::Created;
                     }
-                    f.set_file(state);
                 }
-                return Ok(f);
+                return Ok((store, h));
             }
             other => return other,
         }
@@ -173,7 +172,7 @@ pub(crate) fn open_existing(
     wanted: Option<&Wanted>,
     kind: FileKind,
     verification: Verification,
-) -> Result<BloomFilter, Error> {
+) -> Result<(Store, Header), Error> {
     // A file found flagged clean under a shared lock was being sealed, or checked by its
     // next user: try again (a few rounds settle it; the bound only stops a livelock).
     for _ in 0..1000 {
@@ -197,7 +196,7 @@ fn try_open_existing(
     wanted: Option<&Wanted>,
     kind: FileKind,
     verification: Verification,
-) -> Result<Option<BloomFilter>, Error> {
+) -> Result<Option<(Store, Header)>, Error> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -283,29 +282,23 @@ fn try_open_existing(
             set_in_use(flags)?;
         }
     }
-    let mut f = BloomFilter::from_parts(
-        blocks,
-        Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits),
-        h.capacity,
-        f64::from_bits(h.fpr_bits),
-    );
-    f.key_format = h.key_format;
-    f.set_file(FileState {
+    let state = FileState {
         lock: FileLock::register(&file),
         file,
         kind,
         found: condition,
-    });
-    Ok(Some(f))
+        header: h.clone(),
+    };
+    Ok(Some((Store::mapped(blocks, state), h)))
 }
 
-mod checks;
+pub(crate) mod checks;
+mod seal;
 pub(crate) mod state;
 
 pub use state::FileCondition;
 pub(crate) use state::{FileKind, FileState, Wanted};
 
 pub(crate) use checks::read_header;
-pub(crate) use checks::trailer_at;
 use checks::{check_first_line, check_same, io_err, verify_lines};
 pub(crate) use checks::{peek_header, trailer_word};

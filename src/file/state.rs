@@ -58,6 +58,8 @@ pub(crate) struct FileState {
     pub(crate) kind: FileKind,
     /// How the file was found when it was opened.
     pub(crate) found: FileCondition,
+    /// The header it was opened with: what a seal finds again, or refuses to seal.
+    pub(crate) header: Header,
 }
 
 /// How an open found a filter's file: what `blockbloom stats` reports of a state.

@@ -8,7 +8,7 @@ use crate::BloomFilter;
 
 impl BloomFilter {
     fn check_compatible(&self, other: &BloomFilter) -> Result<(), Error> {
-        self.layout_ref().same_as(other.layout_ref())
+        self.layout().same_as(other.layout())
     }
 
     /// Adds every key of `other` to `self` (word-wise `fetch_or`): afterwards `self` contains

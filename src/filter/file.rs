@@ -1,24 +1,20 @@
 //! The file-backed [`BloomFilter`]'s own methods: `open_file` and its documentation (the
-//! crash contract), `flush`, `close`, `file_condition`, and the seal the last closer writes.
+//! crash contract), `flush`, `close`, `file_condition` (the file's life is the store's:
+//! `store.rs`, `file/`).
 
-use std::io::ErrorKind;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
-
-use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
 use crate::file::{
-    file_len, open_existing, open_or_create, read_header, resolve_dangling_link, trailer_at,
-    FileCondition, FileKind, Wanted,
+    file_len, open_existing, open_or_create, resolve_dangling_link, FileCondition, FileKind, Wanted,
 };
 use crate::filter::Builder;
 use crate::format::MAGIC;
-use crate::format::{COUNT_AT, HEADER_BYTES, LAYERS_AT};
 use crate::hash::{random_seed, HASH_ALGORITHM_ID};
-use crate::line::LINE_BYTES;
+use crate::layout::Layout;
 use crate::math;
-use crate::snapshot::{for_block_bytes, Header, Verification};
+use crate::snapshot::{Header, Verification};
+use crate::store::Store;
 use crate::sync::AtomicU64;
 use crate::BloomFilter;
 
@@ -129,7 +125,7 @@ impl BloomFilter {
         verification: Verification,
     ) -> Result<BloomFilter, Error> {
         let path = resolve_dangling_link(path.as_ref())?;
-        open_existing(&path, None, FileKind::Fixed, verification)
+        open_existing(&path, None, FileKind::Fixed, verification).map(BloomFilter::from_opened)
     }
 
     /// How the open found the filter's file (`None` for a filter in memory): closed cleanly
@@ -152,17 +148,13 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn file_condition(&self) -> Option<FileCondition> {
-        self.file_state().map(|s| s.found)
+        self.store().file_condition()
     }
 
     /// The live counter at trailer offset `at` of a growable chain's layer file
     /// (`format::COUNT_AT`, `format::LAYERS_AT`); `None` for any other filter.
     pub(crate) fn chain_word(&self, at: usize) -> Option<&AtomicU64> {
-        if self.file_state()?.kind != FileKind::Layer {
-            return None;
-        }
-        let trailer = trailer_at(self.num_lines() as u64) as usize;
-        self.blocks_storage().file_word(trailer + at)
+        self.store().chain_word(at)
     }
 
     /// Writes a file-backed filter's changed pages to the file and waits for the disk
@@ -174,7 +166,7 @@ impl BloomFilter {
     ///
     /// Example at [`BloomFilter::open_file`].
     pub fn flush(&self) -> Result<(), Error> {
-        self.blocks_storage().flush()
+        self.store().flush()
     }
 
     /// Closes a file-backed filter, reporting what dropping it would ignore: flushes it
@@ -194,85 +186,30 @@ impl BloomFilter {
     ///
     /// Example at [`BloomFilter::open_file`].
     pub fn is_file_backed(&self) -> bool {
-        self.file_state().is_some()
+        self.store().file_state().is_some()
     }
 
-    /// Lets go of the file of a filter that was opened but is not used (a chain refused
-    /// after its first layer was opened): no seal — nothing was written through it — and the
-    /// in-use flag cleared again if this open set it on a cleanly closed file that nobody
-    /// else holds now, so the file is left byte for byte as it was.
+    /// Lets go of the file of a filter that was opened but is not used (see
+    /// `FileState::abandon`): the file is left byte for byte as it was.
     pub(crate) fn abandon_file(&mut self) {
-        let Some(state) = self.take_file() else {
-            return;
-        };
-        let was_clean = matches!(state.found, FileCondition::ClosedCleanly { .. });
-        if was_clean && state.lock.is_own() && state.file.try_lock().is_ok() {
-            let flags = state.kind.flag();
-            let _ = state
-                .file
-                .write_all_at(&flags.to_le_bytes(), 44)
-                .and_then(|()| state.file.sync_data());
-        }
+        self.store_mut().abandon();
     }
 
-    /// Flushes and, if last, seals the file; afterwards the filter is no longer file-backed
-    /// (called by `close` and by `Drop`).
+    /// Flushes and, if last, seals the file; afterwards the filter is no longer file-backed.
     pub(crate) fn close_file(&mut self) -> Result<(), Error> {
-        let Some(state) = self.take_file() else {
-            return Ok(());
-        };
-        self.flush()?;
-        if !state.lock.is_own() {
-            // A forked child sharing its parent's open file description (and lock): taking
-            // that lock exclusively would take it from the parent too. The parent seals.
-            return Ok(());
-        }
-        match state.file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(()), // others still use it
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&e, "locking")),
-        }
-        // The header as the file holds it, checked again: one damaged while in use is left
-        // flagged in use (the next open refuses it), never sealed with a fresh checksum.
-        let (header, _) =
-            read_header(&state.file, Path::new("the filter file")).map_err(|e| Error::Io {
-                kind: ErrorKind::InvalidData,
-                message: format!("not sealing the filter file, whose header is damaged: {e}"),
-            })?;
-        let expected = Header {
-            window_nanos: header.window_nanos,
-            ..Header::of_filter(self)
-        };
-        if header != expected {
-            return Err(Error::Io {
-                kind: ErrorKind::InvalidData,
-                message: "not sealing the filter file, whose header no longer describes it".into(),
-            });
-        }
-        let flags = state.kind.flag();
-        let mut digest = Xxh3::new();
-        digest.update(&header.encode(flags));
-        for_block_bytes(self.blocks(), |b| {
-            digest.update(b);
-            Ok(())
-        })?;
-        // A layer's live counters too (no other user can change them now): a damaged
-        // layer count would hide the layers after it.
-        if state.kind == FileKind::Layer {
-            let trailer = trailer_at(self.num_lines() as u64) as usize;
-            for at in [COUNT_AT, LAYERS_AT] {
-                let word = self.blocks_storage().file_word(trailer + at);
-                let value = word.map_or(0, |w| w.load(crate::sync::Ordering::Acquire));
-                digest.update(&value.to_le_bytes());
-            }
-        }
-        let end = HEADER_BYTES as u64 + self.num_lines() as u64 * LINE_BYTES as u64;
-        let f = &state.file;
-        f.write_all_at(&digest.digest().to_le_bytes(), end)
-            .and_then(|()| f.sync_data())
-            .and_then(|()| f.write_all_at(&flags.to_le_bytes(), 44))
-            .and_then(|()| f.sync_data())
-            .map_err(|e| Error::io(&e, "sealing the filter file"))
+        self.store_mut().close()
+    }
+
+    /// The filter on the store and header an open of its file gave.
+    pub(crate) fn from_opened((store, h): (Store, Header)) -> BloomFilter {
+        let mut f = BloomFilter::from_store(
+            store,
+            Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits),
+            h.capacity,
+            f64::from_bits(h.fpr_bits),
+        );
+        f.key_format = h.key_format;
+        f
     }
 }
 
@@ -323,7 +260,7 @@ impl Builder {
             verification: self.verification,
         };
         if create {
-            open_or_create(path, &wanted)
+            open_or_create(path, &wanted).map(BloomFilter::from_opened)
         } else {
             open_existing(
                 &resolve_dangling_link(path)?,
@@ -331,6 +268,7 @@ impl Builder {
                 kind,
                 self.verification,
             )
+            .map(BloomFilter::from_opened)
         }
     }
 }

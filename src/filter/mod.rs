@@ -8,6 +8,7 @@ use core::hash::Hash;
 use crate::layout::{by_block_size, Layout, Probe};
 use crate::line::{Line, LINE_BITS, LINE_BYTES};
 use crate::storage::Lines;
+use crate::store::Store;
 use crate::sync::Ordering::{Acquire, Relaxed};
 
 /// How many keys ahead the batched operations ([`BloomFilter::insert_if_absent_many`] and
@@ -71,15 +72,14 @@ pub const PREFETCH_DISTANCE: usize = 16;
 /// ([`math::blocked_fpr`](crate::math::blocked_fpr)), as long as at most [`capacity`](Self::capacity) distinct keys are
 /// inserted; past that it grows (see [`estimated_fpr`](Self::estimated_fpr)).
 pub struct BloomFilter {
-    blocks: Lines,
+    /// The lines, and the file of a file-backed filter (closed, and sealed by its last
+    /// user, on drop).
+    store: Store,
     layout: Layout,
     capacity: u64,
     target_fpr: f64,
     /// How the keys were made from their input ([`Builder::key_format`]).
     pub(crate) key_format: u64,
-    /// The file of a file-backed filter (`open_file`), closed on drop.
-    #[cfg(all(unix, not(blockbloom_loom)))]
-    file: Option<crate::file::state::FileState>,
 }
 
 impl BloomFilter {
@@ -90,50 +90,36 @@ impl BloomFilter {
         capacity: u64,
         target_fpr: f64,
     ) -> Self {
-        debug_assert_eq!(blocks.len() as u64, layout.num_lines());
+        Self::from_store(Store::in_memory(blocks), layout, capacity, target_fpr)
+    }
+
+    /// A filter on `store` (in memory or a file), of validated parameters.
+    pub(crate) fn from_store(store: Store, layout: Layout, capacity: u64, target_fpr: f64) -> Self {
+        debug_assert_eq!(store.lines.len() as u64, layout.num_lines());
         BloomFilter {
-            blocks,
+            store,
             layout,
             capacity,
             target_fpr,
             key_format: 0,
-            #[cfg(all(unix, not(blockbloom_loom)))]
-            file: None,
         }
     }
 
-    /// The block storage (for `flush`).
-    #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn blocks_storage(&self) -> &Lines {
-        &self.blocks
+    /// Its store (the file-backed methods, `filter/file.rs`).
+    #[cfg_attr(any(not(unix), blockbloom_loom), allow(dead_code))]
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
     }
 
-    /// Makes the filter file-backed: `state` is closed when it drops.
-    #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn set_file(&mut self, state: crate::file::state::FileState) {
-        self.file = Some(state);
+    /// Its store, to close.
+    #[cfg_attr(any(not(unix), blockbloom_loom), allow(dead_code))]
+    pub(crate) fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
     }
 
-    /// The file, if file-backed.
-    #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn file_state(&self) -> Option<&crate::file::state::FileState> {
-        self.file.as_ref()
-    }
-
-    /// Takes the file out (closing it is then the caller's job).
-    #[cfg(all(unix, not(blockbloom_loom)))]
-    pub(crate) fn take_file(&mut self) -> Option<crate::file::state::FileState> {
-        self.file.take()
-    }
-
-    /// The block array (for the snapshot writer and `combine`).
+    /// The lines (for the snapshot writer and `combine`).
     pub(crate) fn blocks(&self) -> &[Line] {
-        &self.blocks
-    }
-
-    /// The layout, borrowed.
-    pub(crate) fn layout_ref(&self) -> &Layout {
-        &self.layout
+        &self.store.lines
     }
 
     /// Where `key` lives: its line and its bits there (example at [`Probe`]).
@@ -169,7 +155,7 @@ impl BloomFilter {
     #[inline(always)]
     fn contains_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
-        self.blocks[line].all_set(self.layout.bits::<L>(h, first), Relaxed)
+        self.store.lines[line].all_set(self.layout.bits::<L>(h, first), Relaxed)
     }
 
     /// log2 of the block size, for [`by_block_size!`].
@@ -204,17 +190,10 @@ impl BloomFilter {
         self.insert_u64(self.layout.hasher.hash(key));
     }
 
-    /// Counts a new key towards the default promotion to huge pages (`storage/huge.rs`),
-    /// for the members that keep their lines in a `BloomFilter` (the expiring filter).
-    #[inline(always)]
-    pub(crate) fn count_new_key(&self, h: u64) {
-        self.blocks.count_new_key(h);
-    }
-
     #[inline(always)]
     pub(crate) fn insert_u64(&self, h: u64) {
         by_block_size!(self: BloomFilter, insert_sized(h) -> ());
-        self.blocks.count_new_key(h); // (a repeat counted too: it only promotes sooner)
+        self.store.lines.count_new_key(h); // (a repeat counted too: it only promotes sooner)
     }
 
     /// [`insert`](Self::insert) in blocks of `2^L` bits: a 512-bit block bit by bit, a
@@ -223,10 +202,10 @@ impl BloomFilter {
     fn insert_sized<const L: u32, const N: usize>(&self, h: u64) {
         let (line, first) = self.layout.locate::<L>(h);
         if L == 9 {
-            self.blocks[line].or_missing_bits(self.layout.bits::<L>(h, first));
+            self.store.lines[line].or_missing_bits(self.layout.bits::<L>(h, first));
         } else {
             let mask = self.layout.block_mask::<L, N>(h);
-            self.blocks[line].or_missing_words::<N>((first / 64) as usize, mask);
+            self.store.lines[line].or_missing_words::<N>((first / 64) as usize, mask);
         }
     }
 
@@ -282,7 +261,7 @@ impl BloomFilter {
     pub(crate) fn insert_if_absent_u64(&self, h: u64) -> bool {
         let won = by_block_size!(self: BloomFilter, insert_if_absent_sized(h) -> bool);
         if won {
-            self.blocks.count_new_key(h); // huge pages once dense (storage/huge.rs)
+            self.store.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
         }
         won
     }
@@ -299,7 +278,7 @@ impl BloomFilter {
     #[inline(always)]
     fn insert_if_absent_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
-        let block = &self.blocks[line];
+        let block = &self.store.lines[line];
         if L == 9 {
             let bits = self.layout.bits::<L>(h, first);
             return !block.all_set(bits.clone(), Acquire) && block.claim_bits(bits);
@@ -343,7 +322,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn num_lines(&self) -> usize {
-        self.blocks.len()
+        self.store.lines.len()
     }
 
     /// Bits per block: 512 (the default), 256, 128 or 64
@@ -362,7 +341,7 @@ impl BloomFilter {
     /// Bytes of memory the filter occupies (its bit array and this handle; example at
     /// [`num_lines`](Self::num_lines)).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
+        self.store.lines.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// The number of distinct keys the filter was sized for (example at
@@ -393,7 +372,7 @@ impl BloomFilter {
     /// The bits set in each block (of [`block_bits`](Self::block_bits) bits), in order.
     fn block_fills(&self) -> impl Iterator<Item = u32> + '_ {
         let words = (self.block_bits() / 64) as usize;
-        self.blocks.iter().flat_map(move |line| {
+        self.store.lines.iter().flat_map(move |line| {
             line.words().chunks(words).map(|block| {
                 block
                     .iter()
@@ -406,7 +385,11 @@ impl BloomFilter {
     /// Number of bits set (reads the whole filter: O(size); example at
     /// [`num_lines`](Self::num_lines)).
     pub fn count_ones(&self) -> u64 {
-        self.blocks.iter().map(|b| u64::from(b.count_ones())).sum()
+        self.store
+            .lines
+            .iter()
+            .map(|b| u64::from(b.count_ones()))
+            .sum()
     }
 
     /// Estimated number of distinct keys inserted, from the fill (reads the whole filter).
@@ -463,15 +446,6 @@ impl BloomFilter {
         let n = self.estimated_len() as f64;
         let (bits, k) = (self.num_bits(), self.num_hashes());
         crate::math::false_positives_over_fill(n, bits, k, self.block_bits())
-    }
-}
-
-#[cfg(all(unix, not(blockbloom_loom)))]
-impl Drop for BloomFilter {
-    /// A file-backed filter is flushed and, if this was the last handle on its file, sealed
-    /// (errors are ignored here: call [`close`](BloomFilter::close) to see them).
-    fn drop(&mut self) {
-        let _ = self.close_file();
     }
 }
 

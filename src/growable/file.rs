@@ -148,7 +148,8 @@ impl GrowableBloomFilter {
         verification: Verification,
     ) -> Result<Self, Error> {
         let first = real_path(path.as_ref())?;
-        let layer0 = open_existing(&first, None, FileKind::Layer, verification)?;
+        let layer0 =
+            BloomFilter::from_opened(open_existing(&first, None, FileKind::Layer, verification)?);
         Self::from_first_layer(first, layer0, verification)
     }
 
@@ -461,7 +462,9 @@ impl GrowableBuilder {
         // Validates the parameters the way an in-memory chain would.
         let initial_capacity = self.seed(0).build()?.initial_capacity();
         let first = real_path(path.as_ref())?;
-        let layer0 = match open_existing(&first, None, FileKind::Layer, verification) {
+        let layer0 = match open_existing(&first, None, FileKind::Layer, verification)
+            .map(BloomFilter::from_opened)
+        {
             Ok(mut f) => {
                 let fits = check_chain(&f, initial_capacity, fpr).and_then(|()| {
                     if let Some(k) = key_format.filter(|&k| k != f.key_format()) {
