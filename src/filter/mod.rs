@@ -155,7 +155,8 @@ impl BloomFilter {
     #[inline(always)]
     fn contains_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
         let (line, first) = self.layout.locate::<L>(h);
-        self.store.lines[line].all_set(self.layout.bits::<L>(h, first), Relaxed)
+        let bits = self.layout.bits::<L>(h, first);
+        self.store.lines[line].all_set(bits, Relaxed)
     }
 
     /// log2 of the block size, for [`by_block_size!`].
@@ -202,10 +203,11 @@ impl BloomFilter {
     fn insert_sized<const L: u32, const N: usize>(&self, h: u64) {
         let (line, first) = self.layout.locate::<L>(h);
         if L == 9 {
-            self.store.lines[line].or_missing_bits(self.layout.bits::<L>(h, first));
+            let bits = self.layout.bits::<L>(h, first);
+            self.store.lines[line].or_missing_bits(bits);
         } else {
-            let mask = self.layout.block_mask::<L, N>(h);
-            self.store.lines[line].or_missing_words::<N>((first / 64) as usize, mask);
+            let (mask, word) = (self.layout.block_mask::<L, N>(h), (first / 64) as usize);
+            self.store.lines[line].or_missing_words::<N>(word, mask);
         }
     }
 
@@ -277,18 +279,19 @@ impl BloomFilter {
     ///   one word [`claim_word`](Line::claim_word)'s single compare-exchange.
     #[inline(always)]
     fn insert_if_absent_sized<const L: u32, const N: usize>(&self, h: u64) -> bool {
+        // Placed first (layout.rs), then the line touched (line.rs): the key goes down once.
         let (line, first) = self.layout.locate::<L>(h);
-        let block = &self.store.lines[line];
         if L == 9 {
             let bits = self.layout.bits::<L>(h, first);
-            return !block.all_set(bits.clone(), Acquire) && block.claim_bits(bits);
+            let line = &self.store.lines[line];
+            return !line.all_set(bits.clone(), Acquire) && line.claim_bits(bits);
         }
-        let mask = self.layout.block_mask::<L, N>(h);
-        let word = (first / 64) as usize;
+        let (mask, word) = (self.layout.block_mask::<L, N>(h), (first / 64) as usize);
+        let line = &self.store.lines[line];
         if N == 1 {
-            block.claim_word(word, mask[0])
+            line.claim_word(word, mask[0])
         } else {
-            block.claim_words::<N>(word, mask)
+            line.claim_words::<N>(word, mask)
         }
     }
 

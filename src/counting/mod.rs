@@ -10,6 +10,7 @@ use crate::layout::Layout;
 use crate::line::{LINE_BYTES, WORDS};
 use crate::math::{self, COUNTERS_PER_BLOCK};
 use crate::storage::Lines;
+use crate::store::Store;
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -90,7 +91,7 @@ fn saturated(v: u64) -> u64 {
 ///
 /// [`BloomFilter`]: crate::BloomFilter
 pub struct CountingBloomFilter {
-    blocks: Lines,
+    store: Store,
     /// Lines of 128 four-bit counters: `Layout`'s hash and line ([`Layout::locate`] of a
     /// 512-bit layout), and the one position formula over 128 slots ([`slot_mask`](crate::layout::slot_mask)).
     layout: Layout,
@@ -128,7 +129,7 @@ impl CountingBloomFilter {
         let s = math::size_counting(capacity, fpr)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         Ok(CountingBloomFilter {
-            blocks: Lines::zeroed(len)?,
+            store: Store::in_memory(Lines::zeroed(len)?),
             layout: Layout::from_validated(seed, s.blocks, s.hashes, 512),
             capacity,
             target_fpr: s.target_fpr,
@@ -139,7 +140,7 @@ impl CountingBloomFilter {
     fn locate<K: Hash + ?Sized>(&self, key: &K) -> (&[AtomicU64; WORDS], [u64; WORDS]) {
         let h = self.layout.hasher.hash(key);
         (
-            self.blocks[self.layout.locate::<9>(h).0].words(),
+            self.store.lines[self.layout.locate::<9>(h).0].words(),
             slot_mask(h, self.layout.num_hashes()),
         )
     }
@@ -325,7 +326,7 @@ impl CountingBloomFilter {
     /// ```
     pub fn estimated_len(&self) -> u64 {
         let mut sum = 0u64;
-        for b in self.blocks.iter() {
+        for b in self.store.lines.iter() {
             for w in b.words() {
                 let v = w.load(Relaxed);
                 // Sum of the 16 nibbles: add pairs, then bytes.
@@ -351,7 +352,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
-        let fills = self.blocks.iter().map(|b| {
+        let fills = self.store.lines.iter().map(|b| {
             b.words()
                 .iter()
                 .map(|w| nonzero(w.load(Relaxed)).count_ones())
@@ -373,7 +374,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_false_positives(&self) -> f64 {
-        let counters = self.blocks.len() as f64 * COUNTERS_PER_BLOCK as f64;
+        let counters = self.store.lines.len() as f64 * COUNTERS_PER_BLOCK as f64;
         math::blocked_false_positives(
             self.estimated_len() as f64,
             counters,
@@ -398,7 +399,7 @@ impl CountingBloomFilter {
     ///
     /// Example at [`num_counters`](Self::num_counters).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
+        self.store.lines.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Number of 4-bit counters (128 per block).
