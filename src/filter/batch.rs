@@ -163,7 +163,7 @@ impl BloomFilter {
     /// Prefetches the block of hash `h` (with write intent for the inserting operations).
     #[inline(always)]
     pub(crate) fn prefetch(&self, h: u64, write: bool) {
-        let b = &self.blocks()[self.line_of(h)];
+        let b = &self.lines()[self.line_of(h)];
         if write {
             prefetch_write(b);
         } else {

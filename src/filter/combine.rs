@@ -33,7 +33,7 @@ impl BloomFilter {
     /// ```
     pub fn union(&self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
-        or_into(self.blocks(), other.blocks());
+        or_into(self.lines(), other.lines());
         Ok(())
     }
 
@@ -60,7 +60,7 @@ impl BloomFilter {
     /// ```
     pub fn intersect(&self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks().iter().zip(other.blocks()) {
+        for (mine, theirs) in self.lines().iter().zip(other.lines()) {
             mine.and_block(theirs);
         }
         Ok(())
@@ -79,7 +79,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn clear(&self) {
-        self.blocks().iter().for_each(Line::clear);
+        self.lines().iter().for_each(Line::clear);
     }
 
     /// Appends blocks `first..first + count` to `out` as bytes, in the snapshot format's
@@ -108,7 +108,7 @@ impl BloomFilter {
                 what: "block range",
             })?;
         out.reserve(count * LINE_BYTES);
-        for b in &self.blocks()[first..end] {
+        for b in &self.lines()[first..end] {
             b.append_le_bytes(out);
         }
         Ok(())
@@ -134,7 +134,7 @@ impl BloomFilter {
             .checked_add(count)
             .filter(|&e| e <= self.num_lines())
             .ok_or(bad)?;
-        for (b, chunk) in self.blocks()[first..end]
+        for (b, chunk) in self.lines()[first..end]
             .iter()
             .zip(bytes.chunks_exact(LINE_BYTES))
         {

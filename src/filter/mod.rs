@@ -117,8 +117,8 @@ impl BloomFilter {
         &mut self.store
     }
 
-    /// The lines (for the snapshot writer and `combine`).
-    pub(crate) fn blocks(&self) -> &[Line] {
+    /// The lines (for the snapshot writer, `combine` and the prefetches).
+    pub(crate) fn lines(&self) -> &[Line] {
         &self.store.lines
     }
 

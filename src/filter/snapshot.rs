@@ -53,7 +53,7 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Io`] when `out` fails.
     pub fn write_to<W: Write>(&self, out: W) -> Result<(), Error> {
-        write_snapshot(out, &Header::of_filter(self), 0, self.blocks())
+        write_snapshot(out, &Header::of_filter(self), 0, self.lines())
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save),
