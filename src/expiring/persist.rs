@@ -87,7 +87,7 @@ impl ExpiringBuilder {
     /// An existing file must have been made with the same window, capacity and rate
     /// ([`Error::Conflict`]), and the same seed if one is fixed here.
     ///
-    /// Everything [`BloomFilter::open_file`] promises holds: the stamps and the clock (the
+    /// Everything [`BloomFilter::open_file`](crate::BloomFilter::open_file) promises holds: the stamps and the clock (the
     /// newest epoch, the last sweep) are the file's bytes, mapped shared, so the guarantees
     /// at [`ExpiringBloomFilter`] hold between processes as between threads — the epoch
     /// change is agreed through the file, the first process to see it sweeps — and a
@@ -121,7 +121,7 @@ impl ExpiringBuilder {
     /// ```
     ///
     /// # Errors
-    /// Those of [`build`](Self::build) and of [`BloomFilter::open_file`], and
+    /// Those of [`build`](Self::build) and of [`BloomFilter::open_file`](crate::BloomFilter::open_file), and
     /// [`Error::Conflict`] with `what` `"kind"` for a file that holds another kind of filter.
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<ExpiringBloomFilter, Error> {
         let p = self.checked()?;
@@ -177,7 +177,7 @@ impl ExpiringBloomFilter {
     }
 
     /// [`open_file_existing`](Self::open_file_existing), checking what `verification` says
-    /// (see [`BloomFilter::open_file_existing_with`]).
+    /// (see [`BloomFilter::open_file_existing_with`](crate::BloomFilter::open_file_existing_with)).
     ///
     /// ```
     /// use blockbloom::{ExpiringBloomFilter, Verification};
@@ -206,10 +206,10 @@ impl ExpiringBloomFilter {
         with_window(opened, None)
     }
 
-    /// How the file was found when it was opened (see [`BloomFilter::file_condition`]);
+    /// How the file was found when it was opened (see [`BloomFilter::file_condition`](crate::BloomFilter::file_condition));
     /// `None` in memory.
     ///
-    /// Example at [`BloomFilter::file_condition`].
+    /// Example at [`BloomFilter::file_condition`](crate::BloomFilter::file_condition).
     pub fn file_condition(&self) -> Option<crate::FileCondition> {
         self.store.file_condition()
     }
@@ -223,7 +223,7 @@ impl ExpiringBloomFilter {
     }
 
     /// Writes a file-backed filter's changed pages to the file and waits for the disk (see
-    /// [`BloomFilter::flush`]). Does nothing for a filter in memory.
+    /// [`BloomFilter::flush`](crate::BloomFilter::flush)). Does nothing for a filter in memory.
     ///
     /// # Errors
     /// [`Error::Io`] if the write-back fails.
@@ -234,7 +234,7 @@ impl ExpiringBloomFilter {
     }
 
     /// Closes a file-backed filter, reporting what dropping it would ignore (see
-    /// [`BloomFilter::close`]). For a filter in memory, the same as dropping it.
+    /// [`BloomFilter::close`](crate::BloomFilter::close)). For a filter in memory, the same as dropping it.
     ///
     /// # Errors
     /// [`Error::Io`] if the write-back or the checksum cannot be written.
@@ -294,7 +294,7 @@ impl ExpiringBloomFilter {
     }
 
     /// Reads a filter written by [`write_to`](Self::write_to) or [`save`](Self::save); every
-    /// kind of damage is an error, as for [`BloomFilter::read_from`].
+    /// kind of damage is an error, as for [`BloomFilter::read_from`](crate::BloomFilter::read_from).
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<ExpiringBloomFilter, Error> {
@@ -302,7 +302,7 @@ impl ExpiringBloomFilter {
         with_window((Store::in_memory(blocks), h), None)
     }
 
-    /// Saves the filter to `path` atomically, as [`BloomFilter::save`] does.
+    /// Saves the filter to `path` atomically, as [`BloomFilter::save`](crate::BloomFilter::save) does.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;

@@ -64,7 +64,7 @@ pub(crate) struct FileState {
 
 /// How an open found a filter's file: what `blockbloom stats` reports of a state.
 ///
-/// Example at [`BloomFilter::file_condition`].
+/// Example at [`BloomFilter::file_condition`](crate::BloomFilter::file_condition).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileCondition {
