@@ -27,7 +27,7 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::filter::{Filter, Line, Wanted};
+use crate::filter::{Claims, Filter, Line, Wanted};
 use crate::output::Output;
 use crate::reader::spawn_reader;
 use crate::Failure;
@@ -202,6 +202,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
     let mut closed = false; // the output was closed by its reader
     let mut buf = Vec::with_capacity(1 << 20);
     let (mut bounds, mut keep) = (Vec::new(), Vec::new());
+    let claims = seen.filter.claims();
     let result = 'chunks: loop {
         let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
             _ if signals.caught().is_some() => break Ok(()),
@@ -218,7 +219,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             }
             // Room first, then the claims: a run that cannot grow its filter or write its
             // output stops here, with none of the group's lines recorded.
-            if let Err(e) = seen.filter.keys().try_reserve(g.len() as u64) {
+            if let Err(e) = claims.reserve(g.len() as u64) {
                 break 'chunks Err(Failure::Io(format!(
                     "{} cannot grow: {e}. The lines from here on were neither printed nor \
                      recorded: remove the cause and run again (they are printed then, none twice)",
@@ -232,7 +233,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
                 }
             }
             let keys = line_keys(data, g, o.canonical_urls.as_ref());
-            decide(&seen.filter, &keys, o.threads, &mut keep);
+            decide(&claims, &keys, o.threads, &mut keep);
             lines += g.len() as u64;
             buf.clear();
             for (&(a, b), &k) in g.iter().zip(&keep) {
@@ -359,15 +360,15 @@ fn line_keys<'a>(
     bounds.iter().map(|&(a, b)| key(&chunk[a..b])).collect()
 }
 
-/// Claims the lines' `keys` in `filter`; `keep[i]` says whether line `i` was won here (so
+/// Claims the lines' `keys` through `claims`; `keep[i]` says whether line `i` was won here (so
 /// is printed). With several threads, each claims, as one batch in input order, the lines
 /// routed to it: all copies of a key go to one thread, so the first copy wins.
-fn decide(filter: &Filter, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Vec<bool>) {
+fn decide(claims: &Claims<'_>, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Vec<bool>) {
     keep.clear();
     keep.resize(keys.len(), false);
     if threads == 1 {
         let lines: Vec<Line<'_>> = keys.iter().map(|k| Line(k)).collect();
-        filter.claim(&lines, keep);
+        claims.claim(&lines, keep);
         return;
     }
     std::thread::scope(|s| {
@@ -383,7 +384,7 @@ fn decide(filter: &Filter, keys: &[Cow<'_, [u8]>], threads: usize, keep: &mut Ve
                         }
                     }
                     let mut won = vec![false; lines.len()];
-                    filter.claim(&lines, &mut won);
+                    claims.claim(&lines, &mut won);
                     at.into_iter()
                         .zip(won)
                         .filter_map(|(i, w)| w.then_some(i))

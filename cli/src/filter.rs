@@ -263,7 +263,7 @@ impl Filter {
     /// large filter's cache misses overlap) and answers `true` for exactly the lines this
     /// call won, in every process sharing the filter; `try_reserve` grows a growing filter
     /// now if it must, and says why if it cannot.
-    pub(crate) fn keys(&self) -> &dyn for<'a> blockbloom::Filter<Line<'a>> {
+    pub(crate) fn keys(&self) -> &(dyn for<'a> blockbloom::Filter<Line<'a>> + Sync) {
         match self {
             Filter::Fixed(f) => f,
             Filter::Growing(g) => g,
@@ -295,12 +295,15 @@ impl Filter {
         }
     }
 
-    /// `keys().insert_if_absent_many`, at the test clock's time for an expiring filter when
-    /// one is set ([`test_clock`]).
-    pub(crate) fn claim(&self, lines: &[Line<'_>], out: &mut [bool]) {
-        match (self, test_clock()) {
-            (Filter::Expiring(e), Some(t)) => e.insert_if_absent_many_at(lines, t, out),
-            _ => self.keys().insert_if_absent_many(lines, out),
+    /// How a run claims its lines, chosen once before the first ([`Claims`]).
+    pub(crate) fn claims(&self) -> Claims<'_> {
+        let at = match (self, test_clock()) {
+            (Filter::Expiring(e), Some(t)) => Some((e, t)),
+            _ => None,
+        };
+        Claims {
+            keys: self.keys(),
+            at,
         }
     }
 
@@ -359,6 +362,28 @@ fn first_layer_of(path: &Path) -> Option<PathBuf> {
 /// An expiring filter's rate now, or at the test clock's time.
 fn expiring_fpr(e: &ExpiringBloomFilter) -> f64 {
     e.estimated_fpr_at(test_clock().unwrap_or_else(std::time::SystemTime::now))
+}
+
+/// A run's way to claim lines: the filter's keys, or for an expiring filter under the test
+/// clock ([`test_clock`]) its `_at` forms at that time.
+pub(crate) struct Claims<'f> {
+    keys: &'f (dyn for<'a> blockbloom::Filter<Line<'a>> + Sync),
+    at: Option<(&'f ExpiringBloomFilter, std::time::SystemTime)>,
+}
+
+impl Claims<'_> {
+    /// Room for `n` more lines (a growing filter's next layers), before any is claimed.
+    pub(crate) fn reserve(&self, n: u64) -> Result<(), Error> {
+        self.keys.try_reserve(n)
+    }
+
+    /// Claims `lines`: `out[i]` says whether line `i` was new here.
+    pub(crate) fn claim(&self, lines: &[Line<'_>], out: &mut [bool]) {
+        match self.at {
+            Some((e, t)) => e.insert_if_absent_many_at(lines, t, out),
+            None => self.keys.insert_if_absent_many(lines, out),
+        }
+    }
 }
 
 /// For tests only: `BLOCKBLOOM_TEST_CLOCK`, seconds since 1970, is the time an expiring

@@ -76,7 +76,7 @@ fn nameprep(label: &str) -> Option<String> {
             || tables::surrogate_code(c)
             || tables::inappropriate_for_plain_text(c)
             || tables::inappropriate_for_canonical_representation(c)
-            || tables::change_display_properties_or_deprecated(c)
+            || changes_display_properties(c)
             || tables::tagging_character(c)
     };
     if normalized.chars().any(prohibited) {
@@ -90,6 +90,20 @@ fn nameprep(label: &str) -> Option<String> {
         }
     }
     Some(normalized)
+}
+
+/// RFC 3454's table C.8, the characters that change display properties (fifteen code
+/// points; its test holds it to the RFC's list).
+fn changes_display_properties(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0340}'
+            | '\u{0341}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{206A}'..='\u{206F}'
+    )
 }
 
 /// Python's `ipaddress.ip_address` on the inside of brackets: `Some(true)` for IPv6 (an
@@ -150,4 +164,45 @@ pub(super) fn python_ipv6(text: &str) -> Option<String> {
         out.push_str(zone);
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// RFC 3454's table C.8 as the RFC prints it (section C.8, "Change display properties").
+    const RFC_3454_C8: &str = "\
+0340; COMBINING GRAVE TONE MARK
+0341; COMBINING ACUTE TONE MARK
+200E; LEFT-TO-RIGHT MARK
+200F; RIGHT-TO-LEFT MARK
+202A; LEFT-TO-RIGHT EMBEDDING
+202B; RIGHT-TO-LEFT EMBEDDING
+202C; POP DIRECTIONAL FORMATTING
+202D; LEFT-TO-RIGHT OVERRIDE
+202E; RIGHT-TO-LEFT OVERRIDE
+206A; INHIBIT SYMMETRIC SWAPPING
+206B; ACTIVATE SYMMETRIC SWAPPING
+206C; INHIBIT ARABIC FORM SHAPING
+206D; ACTIVATE ARABIC FORM SHAPING
+206E; NATIONAL DIGIT SHAPES
+206F; NOMINAL DIGIT SHAPES";
+
+    #[test]
+    fn table_c8_is_the_rfc_s() {
+        let listed: Vec<u32> = RFC_3454_C8
+            .lines()
+            .map(|l| u32::from_str_radix(&l[..4], 16).unwrap())
+            .collect();
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let want = listed.contains(&(c as u32));
+            assert_eq!(
+                super::changes_display_properties(c),
+                want,
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        // And nameprep refuses a label holding one.
+        assert_eq!(super::nameprep("a\u{200E}b"), None);
+        assert!(super::nameprep("ab").is_some());
+    }
 }
