@@ -6,7 +6,7 @@
 use super::window::{stamped, Epoch};
 use super::ExpiringBloomFilter;
 use crate::layout::{nth_position, positions, slot_word_and_shift};
-use crate::line::WORDS;
+use crate::line::{Line, WORDS};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
@@ -20,6 +20,18 @@ fn slot_word(words: &[AtomicU64; WORDS], slot: u32) -> (&AtomicU64, u32) {
 }
 
 impl ExpiringBloomFilter {
+    /// The stamp lines.
+    #[inline(always)]
+    pub(super) fn stamp_lines(&self) -> &[Line] {
+        &self.store.lines[1..]
+    }
+
+    /// The stamp line of the key hashed to `h`.
+    #[inline(always)]
+    pub(super) fn line_of(&self, h: u64) -> &Line {
+        &self.stamp_lines()[self.layout.locate::<9>(h).0]
+    }
+
     /// `contains` of the key hashed to `h`, in epoch `e`: whether every stamp of the key is
     /// live, slot by slot, counted rather than tested with an early exit (as the plain
     /// filter's `contains`), so that there is no branch on which stamps are live.

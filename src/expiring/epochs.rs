@@ -23,7 +23,10 @@ std::thread_local! {
 }
 use crate::line::Line;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
-use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+use crate::sync::{
+    AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed},
+};
 use core::cmp::Ordering::{Equal, Greater, Less};
 use std::time::SystemTime;
 
@@ -45,6 +48,12 @@ pub(super) const CHUNK_BITS: u32 = 24;
 const CHUNK_MASK: u64 = (1 << CHUNK_BITS) - 1;
 
 impl ExpiringBloomFilter {
+    /// The clock line's word `i` ([`NEWEST`], [`SWEPT`], [`WINDOW`]).
+    #[inline(always)]
+    pub(super) fn clock(&self, i: usize) -> &AtomicU64 {
+        &self.store.lines[0].words()[i]
+    }
+
     /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
     /// used less the tolerated lag, whichever is later.
     #[inline]

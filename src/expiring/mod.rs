@@ -15,10 +15,10 @@ use std::time::SystemTime;
 
 use crate::error::Error;
 use crate::layout::Layout;
-use crate::line::{Line, LINE_BYTES};
+use crate::line::LINE_BYTES;
 use crate::storage::{HugePages, Lines};
 use crate::store::Store;
-use crate::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::Ordering::Relaxed;
 
 pub use builder::ExpiringBuilder;
 pub use window::ExpiryWindow;
@@ -191,24 +191,6 @@ impl ExpiringBloomFilter {
             target_fpr: p.target_fpr,
             key_format: p.key_format,
         }
-    }
-
-    /// The clock line's word `i` ([`NEWEST`], [`SWEPT`], [`WINDOW`]).
-    #[inline(always)]
-    fn clock(&self, i: usize) -> &AtomicU64 {
-        &self.store.lines[0].words()[i]
-    }
-
-    /// The stamp lines.
-    #[inline(always)]
-    fn stamp_lines(&self) -> &[Line] {
-        &self.store.lines[1..]
-    }
-
-    /// The stamp line of the key hashed to `h`.
-    #[inline(always)]
-    fn line_of(&self, h: u64) -> &Line {
-        &self.stamp_lines()[self.layout.locate::<9>(h).0]
     }
 
     /// Whether `key` was inserted within the window, now: [`contains_at`](Self::contains_at)
