@@ -35,7 +35,7 @@ use crate::sync::{
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 pub struct AtomicBitSet {
-    blocks: Lines,
+    lines: Lines,
     universe: u64,
 }
 
@@ -51,19 +51,19 @@ impl AtomicBitSet {
         if universe == 0 {
             return Err(Error::EmptyUniverse);
         }
-        let nblocks = universe.div_ceil(LINE_BITS);
-        let len = usize::try_from(nblocks).map_err(|_| Error::TooLarge {
-            bytes: nblocks as u128 * LINE_BYTES as u128,
+        let nlines = universe.div_ceil(LINE_BITS);
+        let len = usize::try_from(nlines).map_err(|_| Error::TooLarge {
+            bytes: nlines as u128 * LINE_BYTES as u128,
         })?;
         Ok(AtomicBitSet {
-            blocks: Lines::zeroed(len)?,
+            lines: Lines::zeroed(len)?,
             universe,
         })
     }
 
     #[inline(always)]
     fn word(&self, i: u64) -> (&AtomicU64, u64) {
-        let b = &self.blocks[(i / LINE_BITS) as usize];
+        let b = &self.lines[(i / LINE_BITS) as usize];
         (b.word((i / 64 % 8) as usize), 1u64 << (i % 64))
     }
 
@@ -176,7 +176,7 @@ impl AtomicBitSet {
     }
 
     fn words(&self) -> impl Iterator<Item = u64> + '_ {
-        self.blocks
+        self.lines
             .iter()
             .flat_map(|b| b.words().iter().map(|w| w.load(Relaxed)))
     }
@@ -216,7 +216,7 @@ impl AtomicBitSet {
         if self.universe != other.universe {
             return Err(Error::Incompatible { what: "universe" });
         }
-        or_into(&self.blocks, &other.blocks);
+        or_into(&self.lines, &other.lines);
         Ok(())
     }
 
@@ -224,7 +224,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`len`](Self::len).
     pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * LINE_BYTES + core::mem::size_of::<Self>()
+        self.lines.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
     /// Writes the set in the snapshot format of [`BloomFilter::write_to`] with its own magic
@@ -250,7 +250,7 @@ impl AtomicBitSet {
             magic: BITSET_MAGIC,
             hash_id: 0,
             seed: 0,
-            nblocks: self.blocks.len() as u64,
+            nlines: self.lines.len() as u64,
             k: 0,
             capacity: self.universe,
             fpr_bits: 0,
@@ -258,7 +258,7 @@ impl AtomicBitSet {
             window_nanos: 0,
             key_format: 0,
         };
-        write_snapshot(out, &h, 0, &self.blocks)
+        write_snapshot(out, &h, 0, &self.lines)
     }
 
     /// Reads a set written by [`write_to`](Self::write_to) or [`save`](Self::save); every
@@ -269,7 +269,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn read_from<R: Read>(input: R) -> Result<Self, Error> {
-        let (h, blocks) = read_snapshot(input, BITSET_MAGIC, 0, HugePages::WhenDense, |h| {
+        let (h, lines) = read_snapshot(input, BITSET_MAGIC, 0, HugePages::WhenDense, |h| {
             if h.hash_id != 0
                 || h.seed != 0
                 || h.k != 0
@@ -280,16 +280,16 @@ impl AtomicBitSet {
             {
                 return Err(Error::InvalidSnapshot("bitset header fields must be 0"));
             }
-            if h.capacity == 0 || h.capacity.div_ceil(LINE_BITS) != h.nblocks {
+            if h.capacity == 0 || h.capacity.div_ceil(LINE_BITS) != h.nlines {
                 return Err(Error::InvalidSnapshot(
-                    "universe does not match the number of blocks",
+                    "universe does not match the number of lines",
                 ));
             }
             Ok(())
         })?;
         // Bits past the universe would be ids that cannot exist.
         let set = AtomicBitSet {
-            blocks,
+            lines,
             universe: h.capacity,
         };
         if set.iter().any(|i| i >= set.universe) {

@@ -23,7 +23,7 @@
 //!
 //! # From hash to probe
 //!
-//! Line index: `(h · nblocks) >> 64` (multiply-shift: any block count, no division).
+//! Line index: `(h · nlines) >> 64` (multiply-shift: any block count, no division).
 //! Bit `i` of the key within its 512-bit block: the top 9 bits of `h · SALT[i]` for fixed odd
 //! constants `SALT[i]`.
 

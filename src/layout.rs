@@ -1,8 +1,7 @@
-//! [`Layout`]: where a key lives in a filter (its block and its bits there), and [`Probe`],
-//! one key's answer. Every key of every blocked filter goes the same three steps, each in one
-//! place: [`Layout::hash`], [`Layout::locate`] (its block) and [`Layout::bits`] (its bits
-//! there), monomorphized per block size by [`by_block_size!`], the one place the size is
-//! chosen.
+//! Placement: where a key's hash lives in a filter — its line ([`Layout::locate`]) and the
+//! bits or slots it touches there ([`Layout::bits`], [`positions`], [`slot_mask`]) — and
+//! [`Layout`] and [`Probe`], one key's answer. The hash comes from `hash.rs`; what is done to
+//! the line is `line.rs`'s. [`by_block_size!`] is the one place the block size is chosen.
 
 use core::fmt;
 use core::hash::Hash;

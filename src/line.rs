@@ -1,25 +1,25 @@
-//! One block: 512 bits in eight atomic words, aligned to (and exactly filling) a cache line,
+//! One line: 512 bits in eight atomic words, aligned to (and exactly filling) a cache line,
 //! and every operation on its words.
 //!
-//! Every probe of a key lands in one block, so an operation costs one cache-line miss
-//! whatever the number of hash functions. A block knows bit positions and masks, not keys:
-//! which bits a key owns is `hash`'s and `layout`'s business.
+//! Every key lands in one line (a 512-bit block, or a smaller block inside it), so an
+//! operation costs one cache-line miss whatever the number of hash functions. A line knows
+//! bit positions and masks, not keys: which bits a key owns is `layout`'s business.
 
 use crate::sync::{
     AtomicU64,
     Ordering::{self, AcqRel, Acquire, Relaxed},
 };
 
-/// Words per block.
+/// Words per line.
 pub(crate) const WORDS: usize = 8;
-/// Bits per block.
+/// Bits per line.
 pub(crate) const LINE_BITS: u64 = 512;
-/// Bytes per block.
+/// Bytes per line.
 pub(crate) const LINE_BYTES: usize = 64;
 
-/// A 512-bit block. `repr(C, align(64))`: the eight words sit in one 64-byte cache line on
-/// x86-64 and on most AArch64 parts (Apple's M-series have 128-byte lines; a block then
-/// shares a line with its neighbour, which costs no extra miss since a key touches one block).
+/// A 512-bit line. `repr(C, align(64))`: the eight words sit in one 64-byte cache line on
+/// x86-64 and on most AArch64 parts (Apple's M-series have 128-byte lines; a line then
+/// shares a hardware line with its neighbour, which costs no extra miss since a key touches one).
 #[repr(C, align(64))]
 pub(crate) struct Line([AtomicU64; WORDS]);
 
@@ -27,7 +27,7 @@ pub(crate) struct Line([AtomicU64; WORDS]);
 const _: () = assert!(core::mem::size_of::<Line>() == LINE_BYTES);
 
 impl Line {
-    /// A block of zero words, built value by value (loom's atomics cannot come from zeroed
+    /// A line of zero words, built value by value (loom's atomics cannot come from zeroed
     /// memory, and its `AtomicU64::new` is not `const`).
     #[cfg_attr(not(blockbloom_loom), allow(dead_code))]
     pub(crate) fn new() -> Self {
@@ -187,11 +187,11 @@ impl Line {
         claim_words(words, mask)
     }
 
-    /// ORs every word of `other` into this block. Words whose bits are all present already
+    /// ORs every word of `other` into this line. Words whose bits are all present already
     /// are not written (their lines stay clean). AcqRel, as an insert's `fetch_or`: a reader
     /// that acquires these bits also sees what happened before them.
     #[inline]
-    pub(crate) fn or_block(&self, other: &Line) {
+    pub(crate) fn or_line(&self, other: &Line) {
         for (w, o) in self.0.iter().zip(&other.0) {
             Self::or_word(w, o.load(Relaxed));
         }
@@ -205,7 +205,7 @@ impl Line {
     }
 
     /// Keeps only the bits also set in `other` (word-wise `fetch_and`).
-    pub(crate) fn and_block(&self, other: &Line) {
+    pub(crate) fn and_line(&self, other: &Line) {
         for (w, o) in self.0.iter().zip(&other.0) {
             w.fetch_and(o.load(Relaxed), AcqRel);
         }
@@ -224,7 +224,7 @@ impl Line {
         self.0.iter().map(|w| w.load(Relaxed).count_ones()).sum()
     }
 
-    /// Appends the 64 bytes of the block (eight little-endian words): the snapshot format's
+    /// Appends the 64 bytes of the line (eight little-endian words): the snapshot format's
     /// layout, and that of a filter stored as one byte string elsewhere.
     #[inline]
     pub(crate) fn append_le_bytes(&self, out: &mut Vec<u8>) {
@@ -234,7 +234,7 @@ impl Line {
     }
 
     /// ORs 64 bytes in the layout of [`append_le_bytes`](Self::append_le_bytes) into the
-    /// block (as [`or_block`](Self::or_block)).
+    /// line (as [`or_line`](Self::or_line)).
     pub(crate) fn or_le_bytes(&self, bytes: &[u8]) {
         for (w, word) in self.0.iter().zip(bytes.chunks_exact(8)) {
             Self::or_word(w, u64::from_le_bytes(word.try_into().expect("8 bytes")));
@@ -242,7 +242,7 @@ impl Line {
     }
 
     /// Stores 64 bytes in the layout of [`append_le_bytes`](Self::append_le_bytes) into a
-    /// block being loaded (no one else sees it yet). Zero words are not written, so the
+    /// line being loaded (no one else sees it yet). Zero words are not written, so the
     /// pages of an all-zero region of a lazily zeroed allocation stay untouched; whether
     /// any word was.
     pub(crate) fn store_le_bytes(&self, bytes: &[u8]) -> bool {
@@ -298,10 +298,10 @@ fn claim_words<const N: usize>(words: &[AtomicU64; N], mask: [u64; N]) -> bool {
     before & top_bit == 0
 }
 
-/// ORs every block of `src` into `dst` (blocks paired in order): the union of two filters or
+/// ORs every line of `src` into `dst` (lines paired in order): the union of two filters or
 /// sets.
 pub(crate) fn or_into(dst: &[Line], src: &[Line]) {
     for (mine, theirs) in dst.iter().zip(src) {
-        mine.or_block(theirs);
+        mine.or_line(theirs);
     }
 }

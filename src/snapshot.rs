@@ -19,7 +19,7 @@ use crate::line::{Line, LINE_BYTES};
 use crate::storage::{byte_size, HugePages, Lines};
 use crate::{HASH_ALGORITHM_ID, MAX_HASHES};
 /// Lines per I/O chunk (64 KiB).
-const CHUNK_BLOCKS: usize = 1024;
+const CHUNK_LINES: usize = 1024;
 
 /// How much of an existing file an open checks before using it. The header's checksum is
 /// checked on every open (O(1)); the lines can be checked against the checksum after them
@@ -69,7 +69,7 @@ pub(crate) struct Header {
     pub(crate) magic: [u8; 8],
     pub(crate) hash_id: u32,
     pub(crate) seed: u128,
-    pub(crate) nblocks: u64,
+    pub(crate) nlines: u64,
     pub(crate) k: u32,
     pub(crate) capacity: u64,
     pub(crate) fpr_bits: u64,
@@ -100,7 +100,7 @@ impl Header {
         header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&self.hash_id.to_le_bytes());
         header[16..32].copy_from_slice(&self.seed.to_le_bytes());
-        header[32..40].copy_from_slice(&self.nblocks.to_le_bytes());
+        header[32..40].copy_from_slice(&self.nlines.to_le_bytes());
         header[40..44].copy_from_slice(&self.k.to_le_bytes());
         header[44..46].copy_from_slice(&flags.to_le_bytes());
         header[46..48].copy_from_slice(&(self.block_bits as u16).to_le_bytes());
@@ -163,7 +163,7 @@ impl Header {
             magic,
             hash_id: u32_at(header, 12),
             seed: u128::from_le_bytes(header[16..32].try_into().expect("16 bytes")),
-            nblocks: u64_at(header, 32),
+            nlines: u64_at(header, 32),
             k: u32_at(header, 40),
             capacity: u64_at(header, 48),
             fpr_bits: u64_at(header, 56),
@@ -179,8 +179,8 @@ impl Header {
         if self.hash_id != HASH_ALGORITHM_ID {
             return Err(Error::UnknownHash(self.hash_id));
         }
-        if self.nblocks == 0 {
-            return Err(Error::InvalidSnapshot("zero blocks"));
+        if self.nlines == 0 {
+            return Err(Error::InvalidSnapshot("zero lines"));
         }
         if self.k == 0 || self.k > MAX_HASHES {
             return Err(Error::InvalidSnapshot("number of hashes out of range"));
@@ -196,36 +196,36 @@ impl Header {
     }
 }
 
-/// Feeds the blocks to `sink` as bytes of the format, 64 KiB at a time.
-pub(crate) fn for_block_bytes(
-    blocks: &[Line],
+/// Feeds the lines to `sink` as bytes of the format, 64 KiB at a time.
+pub(crate) fn for_line_bytes(
+    lines: &[Line],
     mut sink: impl FnMut(&[u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut buf = Vec::with_capacity(CHUNK_BLOCKS * LINE_BYTES);
-    for chunk in blocks.chunks(CHUNK_BLOCKS) {
+    let mut buf = Vec::with_capacity(CHUNK_LINES * LINE_BYTES);
+    for chunk in lines.chunks(CHUNK_LINES) {
         buf.clear();
-        for block in chunk {
-            block.append_le_bytes(&mut buf);
+        for line in chunk {
+            line.append_le_bytes(&mut buf);
         }
         sink(&buf)?;
     }
     Ok(())
 }
 
-/// Writes `header` (with the kind's `flags`: 0, or [`EXPIRES`]), the blocks and the
+/// Writes `header` (with the kind's `flags`: 0, or [`EXPIRES`]), the lines and the
 /// checksum.
 pub(crate) fn write_snapshot<W: Write>(
     mut out: W,
     h: &Header,
     flags: u16,
-    blocks: &[Line],
+    lines: &[Line],
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
     let header = h.encode(flags);
     digest.update(&header);
     out.write_all(&header)
         .map_err(|e| Error::io(&e, "writing snapshot"))?;
-    for_block_bytes(blocks, |bytes| {
+    for_line_bytes(lines, |bytes| {
         digest.update(bytes);
         out.write_all(bytes)
             .map_err(|e| Error::io(&e, "writing snapshot"))
@@ -238,7 +238,7 @@ pub(crate) fn write_snapshot<W: Write>(
 /// Reads a snapshot with magic `magic` and the kind's flags `kind` (0, or [`EXPIRES`]):
 /// checks the magic, version and flags field, lets
 /// `validate` check the other header fields *before* anything is allocated, then streams the
-/// blocks into a lazily zeroed allocation with huge pages as `huge` says, and checks the
+/// lines into a lazily zeroed allocation with huge pages as `huge` says, and checks the
 /// checksum and the end of input.
 pub(crate) fn read_snapshot<R: Read>(
     mut input: R,
@@ -281,32 +281,32 @@ pub(crate) fn read_snapshot<R: Read>(
         return Err(Error::InvalidSnapshot("unknown flags in the header"));
     }
     validate(&h)?;
-    if h.nblocks == 0 {
-        return Err(Error::InvalidSnapshot("zero blocks"));
+    if h.nlines == 0 {
+        return Err(Error::InvalidSnapshot("zero lines"));
     }
-    let len = usize::try_from(h.nblocks).map_err(|_| Error::TooLarge {
-        bytes: h.nblocks as u128 * LINE_BYTES as u128,
+    let len = usize::try_from(h.nlines).map_err(|_| Error::TooLarge {
+        bytes: h.nlines as u128 * LINE_BYTES as u128,
     })?;
     byte_size(len)?;
     digest.update(header);
 
-    let blocks = Lines::zeroed_with(len, huge)?;
-    let mut buf = vec![0u8; CHUNK_BLOCKS * LINE_BYTES];
+    let lines = Lines::zeroed_with(len, huge)?;
+    let mut buf = vec![0u8; CHUNK_LINES * LINE_BYTES];
     let mut written = 0u64;
-    for chunk in blocks.chunks(CHUNK_BLOCKS) {
+    for chunk in lines.chunks(CHUNK_LINES) {
         let bytes = &mut buf[..chunk.len() * LINE_BYTES];
         input
             .read_exact(bytes)
             .map_err(|e| Error::io(&e, "reading snapshot"))?;
         digest.update(bytes);
-        for (block, b) in chunk.iter().zip(bytes.chunks_exact(LINE_BYTES)) {
+        for (line, b) in chunk.iter().zip(bytes.chunks_exact(LINE_BYTES)) {
             // Zero words are not written: their pages stay untouched.
-            written += block.store_le_bytes(b) as u64;
+            written += line.store_le_bytes(b) as u64;
         }
     }
     // Huge pages as `huge` says; by default a dense snapshot gets them as a filter filled in
     // memory would (huge.rs).
-    blocks.count_loaded_blocks(written);
+    lines.count_loaded_lines(written);
     let mut stored = [0u8; 8];
     input
         .read_exact(&mut stored)
@@ -322,7 +322,7 @@ pub(crate) fn read_snapshot<R: Read>(
         Ok(_) => return Err(Error::InvalidSnapshot("data after the checksum")),
         Err(e) => return Err(Error::io(&e, "reading snapshot")),
     }
-    Ok((h, blocks))
+    Ok((h, lines))
 }
 
 /// Writes through `write` to a temporary file next to `path`, fsyncs it, renames it over

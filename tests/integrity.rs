@@ -449,8 +449,8 @@ fn live_words_are_checked_where_no_checksum_covers_them() {
     assert!(layers >= 3);
     drop(g);
     let good = std::fs::read(&first).unwrap();
-    let nblocks = u64::from_le_bytes(good[32..40].try_into().unwrap()) as usize;
-    let layers_at = HEADER + 64 * nblocks + 64 + 64; // trailer_at + LAYERS_AT
+    let nlines = u64::from_le_bytes(good[32..40].try_into().unwrap()) as usize;
+    let layers_at = HEADER + 64 * nlines + 64 + 64; // trailer_at + LAYERS_AT
     assert_eq!(good[layers_at] as usize, layers - 1);
     // Lowered to 0: layer 1 (200 keys) and the ones after it hidden. (Hiding only the
     // newest layer can hide none: a chain may have made it before any key went there.)

@@ -60,7 +60,7 @@ impl RedisBloomFilter {
             // A shard whose last bits were never set is shorter: the rest is zeros.
             let mut padded = bytes;
             padded.resize(len, 0);
-            local.or_block_bytes(first, &padded)?;
+            local.or_line_bytes(first, &padded)?;
         }
         Ok(local)
     }
@@ -124,7 +124,7 @@ impl RedisBloomFilter {
             bytes.clear();
             bytes.resize(SHARD_HEADER_BYTES as usize, 0);
             let first = (s * self.meta.shard_blocks) as usize;
-            local.block_bytes(first, self.shard_len(s) as usize, &mut bytes)?;
+            local.line_bytes(first, self.shard_len(s) as usize, &mut bytes)?;
             if bytes.iter().all(|&b| b == 0) {
                 continue;
             }

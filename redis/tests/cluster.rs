@@ -63,8 +63,8 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
     assert!(g.contains_many(&keys).unwrap().iter().all(|&x| x));
     let back = g.to_local().unwrap();
     let (mut x, mut y) = (Vec::new(), Vec::new());
-    back.block_bytes(0, back.num_lines(), &mut x).unwrap();
-    local.block_bytes(0, local.num_lines(), &mut y).unwrap();
+    back.line_bytes(0, back.num_lines(), &mut x).unwrap();
+    local.line_bytes(0, local.num_lines(), &mut y).unwrap();
     assert!(x == y);
     assert!(RedisBloomFilter::builder(&nodes[1].url(), "cl")
         .cluster()

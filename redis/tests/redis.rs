@@ -181,8 +181,8 @@ fn same_answers_and_same_bits_as_a_local_filter() {
         }
         let copy = r.to_local().unwrap();
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        copy.block_bytes(0, copy.num_lines(), &mut x).unwrap();
-        local.block_bytes(0, local.num_lines(), &mut y).unwrap();
+        copy.line_bytes(0, copy.num_lines(), &mut x).unwrap();
+        local.line_bytes(0, local.num_lines(), &mut y).unwrap();
         assert!(x == y, "Redis bits differ from the local filter's");
         let q: Vec<String> = (1_000_000..1_010_000).map(url).collect();
         let remote = r.contains_many(&q).unwrap();
@@ -224,8 +224,8 @@ fn export_union_and_import() {
     a.union(&b).unwrap();
     let back = r.to_local().unwrap();
     let (mut x, mut y) = (Vec::new(), Vec::new());
-    back.block_bytes(0, back.num_lines(), &mut x).unwrap();
-    a.block_bytes(0, a.num_lines(), &mut y).unwrap();
+    back.line_bytes(0, back.num_lines(), &mut x).unwrap();
+    a.line_bytes(0, a.num_lines(), &mut y).unwrap();
     assert!(x == y);
     // A filter with another seed cannot be merged.
     assert!(matches!(

@@ -22,7 +22,7 @@ use crate::sync::Ordering::Relaxed;
 /// least one stamp line, of 512 bits.
 fn check_header(h: &Header) -> Result<(), Error> {
     h.check_filter()?;
-    if h.nblocks < 2 || h.block_bits != 512 {
+    if h.nlines < 2 || h.block_bits != 512 {
         return Err(Error::InvalidSnapshot(
             "an expiring filter has 512-bit lines, at least two",
         ));
@@ -133,7 +133,7 @@ impl ExpiringBuilder {
                 magic: MAGIC,
                 hash_id: crate::HASH_ALGORITHM_ID,
                 seed: p.seed.unwrap_or_else(crate::hash::random_seed),
-                nblocks: s.blocks + 1,
+                nlines: s.blocks + 1,
                 k: s.hashes,
                 capacity: p.capacity,
                 fpr_bits: s.target_fpr.to_bits(),
@@ -282,7 +282,7 @@ impl ExpiringBloomFilter {
             magic: MAGIC,
             hash_id: crate::HASH_ALGORITHM_ID,
             seed: self.seed(),
-            nblocks: self.store.lines.len() as u64,
+            nlines: self.store.lines.len() as u64,
             k: self.layout.num_hashes(),
             capacity: self.capacity,
             fpr_bits: self.target_fpr.to_bits(),

@@ -42,18 +42,18 @@ pub(crate) fn read_header(file: &File, path: &Path) -> Result<(Header, u16), Err
     Header::decode(&bytes, MAGIC)
 }
 
-/// Checks the lines of the cleanly closed file `file` (`len` bytes, `header` of `nblocks`
+/// Checks the lines of the cleanly closed file `file` (`len` bytes, `header` of `nlines`
 /// lines) against the checksum after them, reading it once (1 MiB at a time).
 pub(super) fn verify_lines(
     file: &File,
     path: &Path,
     header: &[u8],
-    nblocks: u64,
+    nlines: u64,
     kind: FileKind,
 ) -> Result<(), Error> {
     let mut digest = Xxh3::new();
     digest.update(header);
-    let end = HEADER_BYTES as u64 + nblocks * LINE_BYTES as u64;
+    let end = HEADER_BYTES as u64 + nlines * LINE_BYTES as u64;
     let mut buf = vec![0u8; 1 << 20];
     let mut at = HEADER_BYTES as u64;
     while at < end {
@@ -65,7 +65,7 @@ pub(super) fn verify_lines(
     }
     if kind == FileKind::Layer {
         for word in [COUNT_AT, LAYERS_AT] {
-            digest.update(&trailer_word(file, path, nblocks, word)?.to_le_bytes());
+            digest.update(&trailer_word(file, path, nlines, word)?.to_le_bytes());
         }
     }
     let mut stored = [0u8; CHECKSUM_BYTES];
@@ -123,16 +123,11 @@ pub(super) fn check_first_line(
     Ok(())
 }
 
-/// The live counter at trailer offset `at` of a growable chain's layer file of `nblocks`
+/// The live counter at trailer offset `at` of a growable chain's layer file of `nlines`
 /// lines (`format::COUNT_AT`, `format::LAYERS_AT`), read from the file.
-pub(crate) fn trailer_word(
-    file: &File,
-    path: &Path,
-    nblocks: u64,
-    at: usize,
-) -> Result<u64, Error> {
+pub(crate) fn trailer_word(file: &File, path: &Path, nlines: u64, at: usize) -> Result<u64, Error> {
     let mut w = [0u8; 8];
-    file.read_exact_at(&mut w, trailer_at(nblocks) + at as u64)
+    file.read_exact_at(&mut w, trailer_at(nlines) + at as u64)
         .map_err(|e| io_err(e, path))?;
     Ok(u64::from_le_bytes(w))
 }
@@ -155,8 +150,8 @@ pub(super) fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
             file.block_bits.to_string(),
             want.block_bits.to_string(),
         )
-    } else if file.nblocks != want.nblocks {
-        ("blocks", file.nblocks.to_string(), want.nblocks.to_string())
+    } else if file.nlines != want.nlines {
+        ("blocks", file.nlines.to_string(), want.nlines.to_string())
     } else if file.k != want.k {
         ("hashes", file.k.to_string(), want.k.to_string())
     } else if w.seed_fixed && file.seed != want.seed {
@@ -182,6 +177,6 @@ pub(crate) fn io_err(e: std::io::Error, path: &Path) -> Error {
 }
 
 /// Byte offset of a layer file's trailer (format.rs): after the checksum, padded to 64.
-pub(crate) fn trailer_at(nblocks: u64) -> u64 {
-    HEADER_BYTES as u64 + nblocks * LINE_BYTES as u64 + LINE_BYTES as u64
+pub(crate) fn trailer_at(nlines: u64) -> u64 {
+    HEADER_BYTES as u64 + nlines * LINE_BYTES as u64 + LINE_BYTES as u64
 }

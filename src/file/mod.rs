@@ -45,19 +45,19 @@ fn no_room(e: std::io::Error, path: &Path, len: u64) -> Error {
     )
 }
 
-/// Bytes of a filter file of `kind` with `nblocks` blocks (a layer has a trailer).
-pub(crate) fn file_len(nblocks: u64, kind: FileKind) -> Result<u64, Error> {
+/// Bytes of a filter file of `kind` with `nlines` blocks (a layer has a trailer).
+pub(crate) fn file_len(nlines: u64, kind: FileKind) -> Result<u64, Error> {
     let extra = if kind == FileKind::Layer {
         (LINE_BYTES + TRAILER_BYTES) as u64 // checksum padded to 64, then the trailer
     } else {
         CHECKSUM_BYTES as u64
     };
-    nblocks
+    nlines
         .checked_mul(LINE_BYTES as u64)
         .and_then(|b| b.checked_add(HEADER_BYTES as u64 + extra))
         .filter(|&b| b <= isize::MAX as u64)
         .ok_or(Error::TooLarge {
-            bytes: nblocks as u128 * LINE_BYTES as u128,
+            bytes: nlines as u128 * LINE_BYTES as u128,
         })
 }
 
@@ -146,7 +146,7 @@ fn create(path: &Path, wanted: &Wanted) -> Result<bool, Error> {
             file.write_all_at(line, HEADER_BYTES as u64)
                 .map_err(|e| io_err(e, path))?;
         }
-        let len = file_len(header.nblocks, wanted.kind)?;
+        let len = file_len(header.nlines, wanted.kind)?;
         file.set_len(len).map_err(|e| io_err(e, path))?;
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
         file.sync_all().map_err(|e| io_err(e, path))?;
@@ -225,7 +225,7 @@ fn try_open_existing(
             requested: kind.name().into(),
         });
     }
-    let len = file_len(h.nblocks, kind)?;
+    let len = file_len(h.nlines, kind)?;
     let meta = file.metadata().map_err(|e| io_err(e, path))?;
     let actual = meta.len();
     if actual < len {
@@ -252,7 +252,7 @@ fn try_open_existing(
         (false, false) => FileCondition::InUse,
     };
     if clean && verification == Verification::Full {
-        verify_lines(&file, path, &h.encode(kind.flag()), h.nblocks, kind)?;
+        verify_lines(&file, path, &h.encode(kind.flag()), h.nlines, kind)?;
     }
     // A file with holes (made by an older version, a sparse copy, a file system that could
     // not reserve) gets its blocks now, while running out of space is still an error — and
@@ -262,7 +262,7 @@ fn try_open_existing(
     if std::os::unix::fs::MetadataExt::blocks(&meta).saturating_mul(512) < len {
         reserve(&file, len).map_err(|e| no_room(e, path, len))?;
     }
-    let blocks = Lines::map_file(&file, len as usize, HEADER_BYTES, h.nblocks as usize)?;
+    let blocks = Lines::map_file(&file, len as usize, HEADER_BYTES, h.nlines as usize)?;
     let set_in_use = |flags: u16| {
         file.write_all_at(&(flags | IN_USE).to_le_bytes(), 44) // the u16 flags only
             .and_then(|()| file.sync_data())

@@ -12,7 +12,7 @@ use super::state::{FileCondition, FileKind, FileState};
 use crate::error::Error;
 use crate::format::{COUNT_AT, HEADER_BYTES, LAYERS_AT};
 use crate::line::LINE_BYTES;
-use crate::snapshot::for_block_bytes;
+use crate::snapshot::for_line_bytes;
 use crate::storage::Lines;
 
 impl FileState {
@@ -61,7 +61,7 @@ impl FileState {
         let flags = self.kind.flag();
         let mut digest = Xxh3::new();
         digest.update(&header.encode(flags));
-        for_block_bytes(lines, |b| {
+        for_line_bytes(lines, |b| {
             digest.update(b);
             Ok(())
         })?;

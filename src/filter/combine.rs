@@ -61,7 +61,7 @@ impl BloomFilter {
     pub fn intersect(&self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
         for (mine, theirs) in self.lines().iter().zip(other.lines()) {
-            mine.and_block(theirs);
+            mine.and_line(theirs);
         }
         Ok(())
     }
@@ -82,8 +82,8 @@ impl BloomFilter {
         self.lines().iter().for_each(Line::clear);
     }
 
-    /// Appends blocks `first..first + count` to `out` as bytes, in the snapshot format's
-    /// layout (eight little-endian `u64` words per block): the bytes a filter stored as one
+    /// Appends lines `first..first + count` to `out` as bytes, in the snapshot format's
+    /// layout (eight little-endian `u64` words per line): the bytes a filter stored as one
     /// byte string elsewhere (e.g. a Redis string) holds at offset `64 · first`.
     ///
     /// # Errors
@@ -94,19 +94,17 @@ impl BloomFilter {
     /// let f = BloomFilter::builder().capacity(1000).seed(1).build()?;
     /// f.insert("a");
     /// let mut bytes = Vec::new();
-    /// f.block_bytes(0, f.num_lines(), &mut bytes)?;
+    /// f.line_bytes(0, f.num_lines(), &mut bytes)?;
     /// let g = BloomFilter::builder().capacity(1000).seed(1).build()?;
-    /// g.or_block_bytes(0, &bytes)?;
+    /// g.or_line_bytes(0, &bytes)?;
     /// assert!(g.contains("a"));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn block_bytes(&self, first: usize, count: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    pub fn line_bytes(&self, first: usize, count: usize, out: &mut Vec<u8>) -> Result<(), Error> {
         let end = first
             .checked_add(count)
             .filter(|&e| e <= self.num_lines())
-            .ok_or(Error::Incompatible {
-                what: "block range",
-            })?;
+            .ok_or(Error::Incompatible { what: "line range" })?;
         out.reserve(count * LINE_BYTES);
         for b in &self.lines()[first..end] {
             b.append_le_bytes(out);
@@ -114,18 +112,16 @@ impl BloomFilter {
         Ok(())
     }
 
-    /// ORs `bytes` (whole blocks, in the layout of [`block_bytes`](Self::block_bytes)) into
-    /// the blocks starting at `first`: the union with a filter stored elsewhere. Safe while
+    /// ORs `bytes` (whole lines, in the layout of [`line_bytes`](Self::line_bytes)) into
+    /// the lines starting at `first`: the union with a filter stored elsewhere. Safe while
     /// other threads use the filter (bits only go up).
     ///
     /// # Errors
-    /// [`Error::Incompatible`] if `bytes` is not a whole number of blocks or does not fit.
+    /// [`Error::Incompatible`] if `bytes` is not a whole number of lines or does not fit.
     ///
-    /// Example at [`block_bytes`](Self::block_bytes).
-    pub fn or_block_bytes(&self, first: usize, bytes: &[u8]) -> Result<(), Error> {
-        let bad = Error::Incompatible {
-            what: "block range",
-        };
+    /// Example at [`line_bytes`](Self::line_bytes).
+    pub fn or_line_bytes(&self, first: usize, bytes: &[u8]) -> Result<(), Error> {
+        let bad = Error::Incompatible { what: "line range" };
         if !bytes.len().is_multiple_of(LINE_BYTES) {
             return Err(bad);
         }

@@ -204,7 +204,7 @@ impl BloomFilter {
     pub(crate) fn from_opened((store, h): (Store, Header)) -> BloomFilter {
         let mut f = BloomFilter::from_store(
             store,
-            Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits),
+            Layout::from_validated(h.seed, h.nlines, h.k, h.block_bits),
             h.capacity,
             f64::from_bits(h.fpr_bits),
         );
@@ -245,7 +245,7 @@ impl Builder {
                 magic: MAGIC,
                 hash_id: HASH_ALGORITHM_ID,
                 seed: seed.unwrap_or_else(random_seed),
-                nblocks: s.blocks,
+                nlines: s.blocks,
                 k: s.hashes,
                 capacity,
                 fpr_bits: s.target_fpr.to_bits(),

@@ -20,7 +20,7 @@ impl Header {
             magic: MAGIC,
             hash_id: HASH_ALGORITHM_ID,
             seed: f.seed(),
-            nblocks: f.num_lines() as u64,
+            nlines: f.num_lines() as u64,
             k: f.num_hashes(),
             capacity: f.capacity(),
             fpr_bits: f.target_fpr().to_bits(),
@@ -74,7 +74,7 @@ impl BloomFilter {
     pub fn read_from<R: Read>(input: R) -> Result<BloomFilter, Error> {
         let (h, blocks) =
             read_snapshot(input, MAGIC, 0, HugePages::WhenDense, Header::check_filter)?;
-        let layout = Layout::from_validated(h.seed, h.nblocks, h.k, h.block_bits);
+        let layout = Layout::from_validated(h.seed, h.nlines, h.k, h.block_bits);
         let mut f = BloomFilter::from_parts(blocks, layout, h.capacity, f64::from_bits(h.fpr_bits));
         f.key_format = h.key_format;
         Ok(f)

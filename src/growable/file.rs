@@ -284,7 +284,7 @@ impl GrowableBloomFilter {
             // layer and after it would look new.
             Ok((h, _)) => match std::fs::File::open(&path)
                 .map_err(|e| Error::io(&e, &path.display().to_string()))
-                .and_then(|f| trailer_word(&f, &path, h.nblocks, COUNT_AT))
+                .and_then(|f| trailer_word(&f, &path, h.nlines, COUNT_AT))
             {
                 Ok(0) => Ok(()),
                 // Counted since we read the count (another process grew the chain).

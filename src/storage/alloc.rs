@@ -131,7 +131,7 @@ impl Lines {
 
     /// Counts `n` blocks written by a load towards the promotion (each as a new key: a
     /// block holds at least one), promoting the mapping if that makes it dense.
-    pub(crate) fn count_loaded_blocks(&self, n: u64) {
+    pub(crate) fn count_loaded_lines(&self, n: u64) {
         if self.promotion.count_many(n) {
             self.promote();
         }
@@ -222,7 +222,7 @@ impl Lines {
     #[inline(always)]
     pub(crate) fn count_new_key(&self, _h: u64) {}
 
-    pub(crate) fn count_loaded_blocks(&self, _n: u64) {}
+    pub(crate) fn count_loaded_lines(&self, _n: u64) {}
 }
 
 #[cfg(blockbloom_loom)]

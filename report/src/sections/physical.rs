@@ -75,7 +75,7 @@ fn price_of_atomicity(r: &mut Report) {
         write_url(i, &mut buf);
         let p = f.probe(buf.as_str());
         block.clear();
-        f.block_bytes(p.line(), 1, &mut block)
+        f.line_bytes(p.line(), 1, &mut block)
             .expect("block in range");
         let mask = p.mask();
         let missing: [u64; 8] = std::array::from_fn(|w| {
