@@ -16,8 +16,9 @@
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
 //! batches over them); and the expiring filter's batches on 4 KiB pages
-//! (`huge_pages(false)`). Then the coarse clock's lag, and the least memory of a one-line
-//! filter of quotiented fingerprints with generation tags.
+//! (`huge_pages(false)`). Then the coarse clock's lag, the least memory of a one-line
+//! filter of quotiented fingerprints with generation tags, and the Age-Partitioned Bloom
+//! Filter (its least memory at 1%) beside the expiring and the plain filter.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring [-- [--crawl] REPS CAPACITY...]
@@ -30,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use blockbloom::__bench::{coarse_clock_nanos, coarse_clock_resolution};
 use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
+use blockbloom_bench::apbf::Apbf;
 use blockbloom_workload::{crawl_stream, dup_stream, url};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -119,13 +121,8 @@ fn main() {
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
     println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for capacity in capacities {
-        let (ids, _) = if crawl {
-            crawl_stream((capacity as f64 / 0.03) as usize, 0.03, 42)
-        } else {
-            dup_stream(2 * capacity as usize, 0.5, 42)
-        };
-        let links: Vec<String> = ids.iter().map(|&i| url(i)).collect();
+    for &capacity in &capacities {
+        let links = links_of(capacity, crawl);
         let n = links.len() as f64;
         let per_call = |f: &mut dyn FnMut()| {
             let t = Instant::now();
@@ -220,6 +217,98 @@ fn main() {
     }
     coarse_clock_lag();
     one_line_fingerprint_bound();
+    apbf_rows(&capacities, reps, crawl);
+}
+
+/// The stream of a run: `2 · capacity` URLs with 50% repeats, or a crawl's links.
+fn links_of(capacity: u64, crawl: bool) -> Vec<String> {
+    let (ids, _) = if crawl {
+        crawl_stream((capacity as f64 / 0.03) as usize, 0.03, 42)
+    } else {
+        dup_stream(2 * capacity as usize, 0.5, 42)
+    };
+    ids.iter().map(|&i| url(i)).collect()
+}
+
+/// The Age-Partitioned Bloom Filter (`blockbloom_bench::apbf`, its least memory at 1%)
+/// beside the expiring and the plain filter: bits per key of the window, its rate measured
+/// at its worst moment (steady arrival, the ring about to turn), and ns per call on the
+/// stream (`insert_if_absent`; the expiring filter's `_at`, no clock) and per query of
+/// 10^6 members and non-members, one thread, medians of `reps`.
+fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
+    println!("\nthe Age-Partitioned Bloom Filter (APBF), 1%, one thread, ns per call:\n");
+    println!("| capacity | APBF k, l | bits/key APBF | expiring | plain | APBF rate at its worst moment | `insert_if_absent` APBF | expiring `_at` | plain | APBF / expiring | `contains` member APBF | expiring | non-member APBF | expiring | APBF / expiring (members, non-members) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for &capacity in capacities {
+        let links = links_of(capacity, crawl);
+        let probes: Vec<String> = (0..1_000_000)
+            .map(|i| format!("https://absent.example/{i}"))
+            .collect();
+        let members: Vec<&String> = links.iter().rev().take(1_000_000).collect();
+        let per_call = |n: usize, f: &mut dyn FnMut()| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos() as f64 / n as f64
+        };
+        let t = SystemTime::now();
+        let (mut ai, mut ei, mut pi) = (vec![], vec![], vec![]);
+        let (mut am, mut em, mut an, mut en) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let a = Apbf::new(capacity, 0.01);
+            ai.push(per_call(links.len(), &mut || {
+                black_box(links.iter().filter(|u| a.insert_if_absent(u)).count());
+            }));
+            am.push(per_call(members.len(), &mut || {
+                black_box(members.iter().filter(|u| a.contains(u)).count());
+            }));
+            an.push(per_call(probes.len(), &mut || {
+                black_box(probes.iter().filter(|u| a.contains(u)).count());
+            }));
+            let e = expiring(capacity);
+            ei.push(per_call(links.len(), &mut || {
+                black_box(expiring_at_loop(&e, &links, t));
+            }));
+            em.push(per_call(members.len(), &mut || {
+                black_box(
+                    members
+                        .iter()
+                        .filter(|u| e.contains_at(u.as_str(), t))
+                        .count(),
+                );
+            }));
+            en.push(per_call(probes.len(), &mut || {
+                black_box(
+                    probes
+                        .iter()
+                        .filter(|u| e.contains_at(u.as_str(), t))
+                        .count(),
+                );
+            }));
+            let p = BloomFilter::with_capacity(capacity, 0.01).unwrap();
+            pi.push(per_call(links.len(), &mut || {
+                black_box(plain_loop(&p, &links));
+            }));
+        }
+        // The worst moment: four windows of steady arrival, then the generation's last key.
+        let a = Apbf::new(capacity, 0.01);
+        let (k, l) = a.params();
+        let g = a.window() / l;
+        (0..4 * a.window() + g - 1).for_each(|i| a.insert(&format!("https://in.example/{i}")));
+        let rate = probes.iter().filter(|u| a.contains(u)).count() as f64 / probes.len() as f64;
+        let bits = |bytes: usize| bytes as f64 * 8.0 / capacity as f64;
+        let (ai, ei, pi) = (median(ai), median(ei), median(pi));
+        let (am, em, an, en) = (median(am), median(em), median(an), median(en));
+        println!(
+            "| {capacity} | {k}, {l} | {:.1} | {:.1} | {:.1} | {:.3}% | {ai:.1} | {ei:.1} | {pi:.1} | ×{:.2} | {am:.1} | {em:.1} | {an:.1} | {en:.1} | ×{:.2}, ×{:.2} |",
+            bits(a.bytes()),
+            bits(expiring(capacity).memory_bytes()),
+            bits(BloomFilter::with_capacity(capacity, 0.01).unwrap().memory_bytes()),
+            100.0 * rate,
+            ai / ei,
+            am / em,
+            an / en,
+        );
+    }
 }
 
 /// The coarse clock's resolution and how far it lags the wall clock, over 10^6 paired reads.
