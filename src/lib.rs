@@ -37,7 +37,7 @@ pub mod __bench;
 pub use bitset::AtomicBitSet;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;
-pub use expiring::{ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
+pub use expiring::{Arrival, ExpiringBloomFilter, ExpiringBuilder, ExpiryWindow};
 pub use family::{Filter, HashedFilter};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub use file::FileCondition;

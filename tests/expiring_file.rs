@@ -7,7 +7,7 @@
 //! The workers are this test binary itself, started again with `BB_CHILD` set.
 #![cfg(unix)]
 
-use blockbloom::{BloomFilter, Error, ExpiringBloomFilter};
+use blockbloom::{Arrival, BloomFilter, Error, ExpiringBloomFilter};
 use blockbloom_workload::procs::{
     assert_none_lost, kill_after_returned, race, spawn_child, temp_dir, wins,
 };
@@ -197,6 +197,24 @@ fn reopening_keeps_stamps_and_refuses_what_it_is_not() {
             ..
         })
     ));
+    // Sized for the worst burst, not for the steady arrival it was made for: named as such,
+    // and the file's own parameters say which it is.
+    let other_arrival = ExpiringBloomFilter::builder()
+        .expire_after(HOUR)
+        .capacity(IDS)
+        .arrival(Arrival::WorstBurst)
+        .open_file(&file);
+    assert!(
+        matches!(&other_arrival, Err(Error::Conflict { what: "arrival", file, requested })
+            if file == "Steady" && requested == "WorstBurst"),
+        "{other_arrival:?}"
+    );
+    assert_eq!(
+        ExpiringBloomFilter::open_file_existing(&file)
+            .unwrap()
+            .arrival(),
+        Arrival::Steady
+    );
     assert!(matches!(
         BloomFilter::open_file_existing(&file),
         Err(Error::Conflict { what: "kind", .. })

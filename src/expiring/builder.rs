@@ -10,6 +10,43 @@ use crate::hash::random_seed;
 use crate::storage::HugePages;
 use crate::Layout;
 
+/// How the keys of an [`ExpiringBloomFilter`] arrive, which sets how many can be live
+/// (remembered) at once and so the filter's size ([`ExpiringBuilder::arrival`]).
+///
+/// ```
+/// use blockbloom::{Arrival, ExpiringBloomFilter};
+/// use std::time::Duration;
+/// let b = || ExpiringBloomFilter::builder().expire_after(Duration::from_secs(86_400)).capacity(1_000_000);
+/// let steady = b().build()?;
+/// let burst = b().arrival(Arrival::WorstBurst).build()?;
+/// assert_eq!((steady.arrival(), burst.arrival()), (Arrival::Steady, Arrival::WorstBurst));
+/// assert!(burst.memory_bytes() > steady.memory_bytes() * 3 / 2);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Arrival {
+    /// `capacity` keys per window at a steady rate, as a crawl counts them ("10 million new
+    /// URLs a month"): at most `1.25 × capacity` keys are live at once (a window and the
+    /// epoch after it), and the filter keeps its rate at every moment. The default.
+    #[default]
+    Steady,
+    /// `capacity` keys per window in any order: up to `2 × capacity` live at once (one
+    /// window's keys at its end, the next one's at its start), about 1.6 times the memory
+    /// of [`Steady`](Self::Steady). A steady filter under that burst has a higher rate for
+    /// a while, which its `estimated_fpr` shows.
+    WorstBurst,
+}
+
+impl Arrival {
+    /// The keys live at once at most, for `capacity` per window.
+    pub(crate) fn live_keys(self, capacity: u64) -> u64 {
+        match self {
+            Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
+            Arrival::WorstBurst => capacity.saturating_mul(2),
+        }
+    }
+}
+
 /// Configures an [`ExpiringBloomFilter`]; made by [`ExpiringBloomFilter::builder`].
 ///
 /// ```
@@ -33,6 +70,7 @@ pub struct ExpiringBuilder {
     expire_after: Option<Duration>,
     capacity: Option<u64>,
     fpr: Option<f64>,
+    arrival: Arrival,
     seed: Option<u128>,
     huge_pages: Option<bool>,
     key_format: Option<u64>,
@@ -58,11 +96,19 @@ impl ExpiringBuilder {
     }
 
     /// False-positive rate at any moment while at most `capacity` keys are inserted per
-    /// window (default 0.01).
+    /// window as [`arrival`](Self::arrival) says (default 0.01).
     ///
     /// Example at [`ExpiringBuilder`].
     pub fn fpr(mut self, fpr: f64) -> Self {
         self.fpr = Some(fpr);
+        self
+    }
+
+    /// What `capacity` is sized for: [`Arrival::Steady`] (the default) or
+    /// [`Arrival::WorstBurst`] (example there). Recorded in the filter's size: a file made
+    /// for one is refused when opened for the other.
+    pub fn arrival(mut self, arrival: Arrival) -> Self {
+        self.arrival = arrival;
         self
     }
 
@@ -133,7 +179,7 @@ impl ExpiringBuilder {
         };
         let p = self.checked()?;
         let seed = p.seed.unwrap_or_else(random_seed);
-        ExpiringBloomFilter::from_parts(p.window, p.capacity, p.fpr, seed, huge)
+        ExpiringBloomFilter::from_parts(&p, seed, huge)
     }
 
     /// Where the filter these options build puts each key ([`Layout::probe_slots`]), without
@@ -146,7 +192,7 @@ impl ExpiringBuilder {
     /// Example at [`SlotProbe`](crate::SlotProbe).
     pub fn layout(self) -> Result<Layout, Error> {
         let p = self.checked()?;
-        let s = super::sizing(p.capacity, p.fpr)?;
+        let s = super::sizing(p.capacity, p.fpr, p.arrival)?;
         Layout::new(p.seed.unwrap_or_else(random_seed), s.blocks, s.hashes)
     }
 
@@ -156,6 +202,7 @@ impl ExpiringBuilder {
             window: ExpiryWindow::new(self.expire_after.ok_or(Error::MissingWindow)?)?,
             capacity: self.capacity.ok_or(Error::MissingCapacity)?,
             fpr: self.fpr.unwrap_or(DEFAULT_FPR),
+            arrival: self.arrival,
             seed: self.seed,
             key_format: self.key_format,
             verification: self.verification,
@@ -170,6 +217,7 @@ pub(super) struct Checked {
     pub(super) window: ExpiryWindow,
     pub(super) capacity: u64,
     pub(super) fpr: f64,
+    pub(super) arrival: Arrival,
     pub(super) seed: Option<u128>,
     pub(super) key_format: Option<u64>,
     pub(super) verification: crate::Verification,

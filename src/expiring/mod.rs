@@ -20,7 +20,7 @@ use crate::storage::{HugePages, Lines};
 use crate::store::Store;
 use crate::sync::Ordering::Relaxed;
 
-pub use builder::ExpiringBuilder;
+pub use builder::{Arrival, ExpiringBuilder};
 pub use window::ExpiryWindow;
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
@@ -111,8 +111,9 @@ pub struct ExpiringBloomFilter {
     /// counters.
     layout: Layout,
     window: ExpiryWindow,
-    /// Keys per window it was sized for, and the rate asked for.
+    /// Keys per window it was sized for, how they arrive, and the rate asked for.
     capacity: u64,
+    arrival: Arrival,
     target_fpr: f64,
     /// How the keys were made from their input ([`ExpiringBuilder::key_format`]).
     key_format: u64,
@@ -158,32 +159,33 @@ impl ExpiringBloomFilter {
         ExpiringBuilder::default()
     }
 
-    pub(crate) fn from_parts(
-        window: ExpiryWindow,
-        capacity: u64,
-        fpr: f64,
-        seed: u128,
-        huge: HugePages,
-    ) -> Result<Self, Error> {
-        let s = sizing(capacity, fpr)?;
+    fn from_parts(p: &builder::Checked, seed: u128, huge: HugePages) -> Result<Self, Error> {
+        let s = sizing(p.capacity, p.fpr, p.arrival)?;
         let len =
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
-        let blocks = Lines::zeroed_with(len, huge)?;
-        blocks[0].words()[WINDOW].store(window.nanos(), Relaxed);
+        let lines = Lines::zeroed_with(len, huge)?;
+        lines[0].words()[WINDOW].store(p.window.nanos(), Relaxed);
         let params = Params {
             seed,
             hashes: s.hashes,
-            capacity,
+            capacity: p.capacity,
             target_fpr: s.target_fpr,
             key_format: 0,
         };
-        Ok(Self::from_store(Store::in_memory(blocks), params, window))
+        Ok(Self::from_store(Store::in_memory(lines), params, p.window))
     }
 
     /// The filter whose clock and stamp lines are `store`'s (checked by the caller).
     pub(crate) fn from_store(store: Store, p: Params, window: ExpiryWindow) -> Self {
         let stamps = store.lines.len() as u64 - 1;
+        // Steady arrival's size, or (a larger one) the worst burst's.
+        let steady = sizing(p.capacity, p.target_fpr, Arrival::Steady).map(|s| s.blocks);
         ExpiringBloomFilter {
+            arrival: if steady == Ok(stamps) {
+                Arrival::Steady
+            } else {
+                Arrival::WorstBurst
+            },
             layout: Layout::from_validated(p.seed, stamps, p.hashes, 512),
             store,
             window,
@@ -414,6 +416,11 @@ impl ExpiringBloomFilter {
         self.capacity
     }
 
+    /// What [`capacity`](Self::capacity) was sized for (example at [`Arrival`]).
+    pub fn arrival(&self) -> Arrival {
+        self.arrival
+    }
+
     /// The false-positive rate the filter was sized for.
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
@@ -429,10 +436,14 @@ impl ExpiringBloomFilter {
     }
 }
 
-/// The stamp lines for `capacity` keys per window at `fpr`: sized for twice the keys, the
-/// live keys of 4 to 5 epochs (guarantee 3).
-pub(crate) fn sizing(capacity: u64, fpr: f64) -> Result<crate::math::Sizing, Error> {
-    crate::math::size_counting(capacity.saturating_mul(2), fpr)
+/// The stamp lines for `capacity` keys per window at `fpr`, sized for the keys live at once
+/// as `arrival` says (a stamp per slot: the counting filter's sizing).
+pub(crate) fn sizing(
+    capacity: u64,
+    fpr: f64,
+    arrival: Arrival,
+) -> Result<crate::math::Sizing, Error> {
+    crate::math::size_counting(arrival.live_keys(capacity), fpr)
 }
 
 impl fmt::Debug for ExpiringBloomFilter {
@@ -441,6 +452,7 @@ impl fmt::Debug for ExpiringBloomFilter {
         f.debug_struct("ExpiringBloomFilter")
             .field("expire_after", &self.expire_after())
             .field("capacity", &self.capacity())
+            .field("arrival", &self.arrival())
             .field("target_fpr", &self.target_fpr())
             .field("num_lines", &self.num_lines())
             .field("num_hashes", &self.num_hashes())

@@ -11,7 +11,9 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::window::ExpiryWindow;
-use super::{sizing, ExpiringBloomFilter, ExpiringBuilder, Params, IN_MEMORY_PAGES, WINDOW};
+use super::{
+    sizing, Arrival, ExpiringBloomFilter, ExpiringBuilder, Params, IN_MEMORY_PAGES, WINDOW,
+};
 use crate::error::Error;
 use crate::format::{EXPIRES, MAGIC};
 use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
@@ -84,8 +86,9 @@ fn window_conflict(file: ExpiryWindow, asked: ExpiryWindow) -> Error {
 impl ExpiringBuilder {
     /// Opens the expiring filter in the file at `path`, creating it (empty, recording this
     /// window) if it is missing: one filter shared by every process that opens the path.
-    /// An existing file must have been made with the same window, capacity and rate
-    /// ([`Error::Conflict`]), and the same seed if one is fixed here.
+    /// An existing file must have been made with the same window, capacity, rate and
+    /// [`arrival`](Self::arrival) ([`Error::Conflict`]), and the same seed if one is fixed
+    /// here.
     ///
     /// Everything [`BloomFilter::open_file`](crate::BloomFilter::open_file) promises holds: the stamps and the clock (the
     /// newest epoch, the last sweep) are the file's bytes, mapped shared, so the guarantees
@@ -125,7 +128,7 @@ impl ExpiringBuilder {
     /// [`Error::Conflict`] with `what` `"kind"` for a file that holds another kind of filter.
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<ExpiringBloomFilter, Error> {
         let p = self.checked()?;
-        let s = sizing(p.capacity, p.fpr)?;
+        let s = sizing(p.capacity, p.fpr, p.arrival)?;
         let mut first_line = [0u8; crate::line::LINE_BYTES];
         first_line[WINDOW * 8..WINDOW * 8 + 8].copy_from_slice(&p.window.nanos().to_le_bytes());
         let wanted = crate::file::Wanted {
@@ -153,6 +156,20 @@ impl ExpiringBuilder {
                 if let Ok(file_window) = ExpiryWindow::new(Duration::from_nanos(h.window_nanos)) {
                     return Err(window_conflict(file_window, p.window));
                 }
+            }
+            // Then the arrival it was sized for, where that is the only difference.
+            let other = match p.arrival {
+                Arrival::Steady => Arrival::WorstBurst,
+                Arrival::WorstBurst => Arrival::Steady,
+            };
+            let theirs = sizing(p.capacity, p.fpr, other).map(|s| s.blocks + 1);
+            let ours = (p.capacity, s.target_fpr.to_bits());
+            if ((h.capacity, h.fpr_bits), Ok(h.nlines)) == (ours, theirs) {
+                return Err(Error::Conflict {
+                    what: "arrival",
+                    file: format!("{other:?}"),
+                    requested: format!("{:?}", p.arrival),
+                });
             }
         }
         with_window(

@@ -151,7 +151,7 @@ pub(super) fn check_same(file: &Header, w: &Wanted) -> Result<(), Error> {
             want.block_bits.to_string(),
         )
     } else if file.nlines != want.nlines {
-        ("blocks", file.nlines.to_string(), want.nlines.to_string())
+        ("lines", file.nlines.to_string(), want.nlines.to_string())
     } else if file.k != want.k {
         ("hashes", file.k.to_string(), want.k.to_string())
     } else if w.seed_fixed && file.seed != want.seed {
