@@ -66,8 +66,10 @@ pub struct RedisBuilder {
     pub(crate) allow_eviction: bool,
     /// An expiring filter's window (`expire_after`), if named.
     pub(crate) expire_after: Option<Duration>,
-    /// Whether the filter wanted is an expiring one (`*_expiring`).
+    /// Whether the filter wanted is an expiring one (`*_expiring`), and what its capacity
+    /// is sized for.
     pub(crate) expiring: bool,
+    pub(crate) arrival: blockbloom::Arrival,
 }
 
 impl RedisBuilder {
@@ -188,6 +190,7 @@ impl RedisBuilder {
                     .expire_after(w)
                     .capacity(capacity)
                     .fpr(self.fpr)
+                    .arrival(self.arrival)
                     .seed(seed)
                     .layout()?;
                 (l.num_lines(), l.num_hashes(), w.as_nanos() as u64)

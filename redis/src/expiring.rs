@@ -4,7 +4,7 @@
 use std::hash::Hash;
 use std::time::{Duration, SystemTime};
 
-use blockbloom::ExpiryWindow;
+use blockbloom::{Arrival, ExpiryWindow};
 
 use crate::meta::{generation_key, CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
 use crate::server::{Call, Op};
@@ -86,6 +86,28 @@ impl RedisBuilder {
     /// Example at [`create_expiring`](Self::create_expiring).
     pub fn expire_after(mut self, window: Duration) -> Self {
         self.expire_after = Some(window);
+        self
+    }
+
+    /// What an expiring filter's capacity is sized for, as the local filter's
+    /// [`ExpiringBuilder::arrival`](blockbloom::ExpiringBuilder::arrival) (default
+    /// [`Arrival::Steady`]). An existing filter sized for the other is refused
+    /// ([`Error::Conflict`], field `"blocks"`: its size).
+    ///
+    /// ```no_run
+    /// use blockbloom::Arrival;
+    /// use blockbloom_redis::RedisExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let f = RedisExpiringBloomFilter::builder("redis://127.0.0.1/", "news:seen")
+    ///     .capacity(100_000)
+    ///     .expire_after(Duration::from_secs(86_400))
+    ///     .arrival(Arrival::WorstBurst)
+    ///     .create_expiring()?;
+    /// assert_eq!(f.arrival(), Arrival::WorstBurst);
+    /// # Ok::<(), blockbloom_redis::Error>(())
+    /// ```
+    pub fn arrival(mut self, arrival: Arrival) -> Self {
+        self.arrival = arrival;
         self
     }
 
@@ -391,6 +413,21 @@ impl RedisExpiringBloomFilter {
     /// The rate it was sized for. Example at [`RedisExpiringBloomFilter`].
     pub fn target_fpr(&self) -> f64 {
         self.inner.target_fpr()
+    }
+
+    /// What its capacity was sized for: steady arrival's size, or the worst burst's.
+    /// Example at [`RedisBuilder::arrival`].
+    pub fn arrival(&self) -> Arrival {
+        let steady = blockbloom::ExpiringBloomFilter::builder()
+            .expire_after(self.expire_after())
+            .capacity(self.capacity())
+            .fpr(self.target_fpr())
+            .seed(0)
+            .layout();
+        match steady {
+            Ok(l) if l.num_lines() == self.num_lines() => Arrival::Steady,
+            _ => Arrival::WorstBurst,
+        }
     }
 
     /// Lines (of 128 slots), as the local filter's

@@ -241,6 +241,7 @@ impl RedisBloomFilter {
             allow_eviction: false,
             expire_after: None,
             expiring: false,
+            arrival: blockbloom::Arrival::Steady,
         }
     }
 

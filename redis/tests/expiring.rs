@@ -3,7 +3,7 @@
 //! across epoch changes with clocks apart, loss detection and refusals.
 mod common;
 
-use blockbloom::ExpiringBloomFilter;
+use blockbloom::{Arrival, ExpiringBloomFilter};
 use blockbloom_redis::{Error, RedisBloomFilter, RedisExpiringBloomFilter};
 use blockbloom_workload::{url, SplitMix64};
 use common::Server;
@@ -19,6 +19,47 @@ fn same_answers_as_a_local_expiring_filter_for_the_same_keys_and_times() {
 #[test]
 fn same_answers_with_the_function_alone() {
     same_answers_as_the_local_filter(false);
+}
+
+/// Sized for the worst burst as the local filter is; opened for steady arrival, refused.
+#[test]
+fn arrival_sizes_it_as_the_local_filter() {
+    if !common::available() {
+        return;
+    }
+    let s = Server::start();
+    let b = || {
+        RedisExpiringBloomFilter::builder(&s.url(), "burst")
+            .capacity(10_000)
+            .expire_after(DAY)
+    };
+    let r = b().arrival(Arrival::WorstBurst).create_expiring().unwrap();
+    let local = |a| {
+        ExpiringBloomFilter::builder()
+            .expire_after(DAY)
+            .capacity(10_000)
+            .arrival(a)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(r.num_lines(), local(Arrival::WorstBurst).num_lines());
+    assert!(r.num_lines() > local(Arrival::Steady).num_lines());
+    assert_eq!(r.arrival(), Arrival::WorstBurst);
+    assert_eq!(b().open_expiring().unwrap().arrival(), Arrival::WorstBurst);
+    assert!(matches!(
+        b().open_or_create_expiring(),
+        Err(Error::Conflict {
+            field: "blocks",
+            ..
+        })
+    ));
+    let steady = RedisExpiringBloomFilter::builder(&s.url(), "steady")
+        .capacity(10_000)
+        .expire_after(DAY)
+        .create_expiring()
+        .unwrap();
+    assert_eq!(steady.arrival(), Arrival::Steady);
+    assert_eq!(steady.num_lines(), local(Arrival::Steady).num_lines());
 }
 
 /// The calls of `FCALL` the server has run.
