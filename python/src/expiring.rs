@@ -49,6 +49,25 @@ pub(crate) struct ExpiringBloomFilter {
 
 /// Seconds (an int or float) or a `datetime.timedelta` as a `Duration`; `ValueError` for
 /// a negative, infinite or NaN one.
+/// `arrival="steady"` or `"worst_burst"` as [`blockbloom::Arrival`] (`ValueError` else).
+pub(crate) fn arrival(name: &str) -> PyResult<blockbloom::Arrival> {
+    match name {
+        "steady" => Ok(blockbloom::Arrival::Steady),
+        "worst_burst" => Ok(blockbloom::Arrival::WorstBurst),
+        _ => Err(PyValueError::new_err(format!(
+            "arrival must be \"steady\" or \"worst_burst\", not {name:?}"
+        ))),
+    }
+}
+
+/// The name `arrival` takes for `a`.
+pub(crate) fn arrival_name(a: blockbloom::Arrival) -> &'static str {
+    match a {
+        blockbloom::Arrival::Steady => "steady",
+        blockbloom::Arrival::WorstBurst => "worst_burst",
+    }
+}
+
 pub(crate) fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
     let secs: f64 = if obj.hasattr("total_seconds")? {
         obj.call_method0("total_seconds")?.extract()?
@@ -95,8 +114,8 @@ impl ExpiringBloomFilter {
 impl ExpiringBloomFilter {
     #[new]
     #[pyo3(
-        signature = (capacity, fpr = 0.01, *, expire_after, seed = None, huge_pages = None),
-        text_signature = "(capacity, fpr=0.01, *, expire_after, seed=None, huge_pages=None)"
+        signature = (capacity, fpr = 0.01, *, expire_after, seed = None, huge_pages = None, arrival = "steady"),
+        text_signature = "(capacity, fpr=0.01, *, expire_after, seed=None, huge_pages=None, arrival='steady')"
     )]
     fn new(
         capacity: Unsigned<u64>,
@@ -104,11 +123,13 @@ impl ExpiringBloomFilter {
         expire_after: &Bound<'_, PyAny>,
         seed: Option<Unsigned<u128>>,
         huge_pages: Option<bool>,
+        arrival: &str,
     ) -> PyResult<Self> {
         let mut b = blockbloom::ExpiringBloomFilter::builder()
             .expire_after(duration(expire_after)?)
             .capacity(capacity.0)
             .fpr(fpr)
+            .arrival(self::arrival(arrival)?)
             .huge_pages(huge_pages.unwrap_or(true));
         if let Some(Unsigned(s)) = seed {
             b = b.seed(s);
@@ -118,23 +139,27 @@ impl ExpiringBloomFilter {
 
     /// The filter in the file at `path`, shared by every process that opens it: created
     /// with `capacity`, `fpr` and `expire_after` if missing; an existing file must have
-    /// those (`ValueError`), or, with all three omitted, is opened with its own. Pickled,
-    /// it is that path. Checked as `BloomFilter.open_file`'s files are (`verify`).
+    /// those and `arrival` (`ValueError`), or, with all three omitted, is opened with its
+    /// own. Pickled, it is that path. Checked as `BloomFilter.open_file`'s files are
+    /// (`verify`).
     #[staticmethod]
-    #[pyo3(signature = (path, capacity = None, fpr = None, expire_after = None, verify = true))]
+    #[pyo3(signature = (path, capacity = None, fpr = None, expire_after = None, verify = true, arrival = "steady"))]
     fn open_file(
         path: std::path::PathBuf,
         capacity: Option<Unsigned<u64>>,
         fpr: Option<f64>,
         expire_after: Option<&Bound<'_, PyAny>>,
         verify: bool,
+        arrival: &str,
     ) -> PyResult<Self> {
+        let arrival = self::arrival(arrival)?;
         let verification = crate::errors::verification(verify);
         let inner = match (capacity, expire_after) {
             (Some(Unsigned(c)), Some(w)) => blockbloom::ExpiringBloomFilter::builder()
                 .expire_after(duration(w)?)
                 .capacity(c)
                 .fpr(fpr.unwrap_or(0.01))
+                .arrival(arrival)
                 .verification(verification)
                 .open_file(&path),
             (None, None) if fpr.is_none() => {
@@ -285,6 +310,12 @@ impl ExpiringBloomFilter {
     #[getter]
     fn expire_after(&self) -> f64 {
         self.inner.expire_after().as_secs_f64()
+    }
+    /// What `capacity` was sized for: `"steady"` (keys per window at a steady rate) or
+    /// `"worst_burst"` (any order within each window: twice the keys live at once).
+    #[getter]
+    fn arrival(&self) -> &'static str {
+        arrival_name(self.inner.arrival())
     }
     /// One epoch (a quarter of the window), in seconds: the unit in which keys age.
     #[getter]

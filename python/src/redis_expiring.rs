@@ -38,6 +38,8 @@ pub(crate) struct RedisExpiringBloomFilter {
     /// The constructor's arguments, for pickling (`local_front` unused).
     args: RedisArgs,
     expire_after: f64,
+    /// What its capacity is sized for, as `arrival` names it.
+    arrival: &'static str,
 }
 
 impl RedisExpiringBloomFilter {
@@ -85,8 +87,8 @@ impl RedisExpiringBloomFilter {
     // The parameters are documented on the class, which is where Python shows them.
     #[new]
     #[pyo3(
-        signature = (url, name, capacity, fpr = 0.01, *, expire_after, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None),
-        text_signature = "(url, name, capacity, fpr=0.01, *, expire_after, allow_eviction=False, timeout=5.0, cluster=False, shard_bytes=None)"
+        signature = (url, name, capacity, fpr = 0.01, *, expire_after, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None, arrival = "steady"),
+        text_signature = "(url, name, capacity, fpr=0.01, *, expire_after, allow_eviction=False, timeout=5.0, cluster=False, shard_bytes=None, arrival='steady')"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -100,8 +102,10 @@ impl RedisExpiringBloomFilter {
         timeout: f64,
         cluster: bool,
         shard_bytes: Option<Unsigned<u64>>,
+        arrival: &str,
     ) -> PyResult<Self> {
         let window = duration(expire_after)?;
+        let arrival = crate::expiring::arrival(arrival)?;
         let args = RedisArgs {
             url,
             name,
@@ -115,9 +119,14 @@ impl RedisExpiringBloomFilter {
             shard_bytes: shard_bytes.map(|b| b.0),
             use_module: false,
         };
-        let f = args.open(py, |b| b.expire_after(window).open_or_create_expiring())?;
+        let f = args.open(py, |b| {
+            b.expire_after(window)
+                .arrival(arrival)
+                .open_or_create_expiring()
+        })?;
         Ok(RedisExpiringBloomFilter {
             expire_after: f.expire_after().as_secs_f64(),
+            arrival: crate::expiring::arrival_name(f.arrival()),
             remote: Mutex::new(f),
             args,
         })
@@ -134,6 +143,7 @@ impl RedisExpiringBloomFilter {
         kwargs.set_item("timeout", a.timeout)?;
         kwargs.set_item("cluster", a.cluster)?;
         kwargs.set_item("shard_bytes", a.shard_bytes)?;
+        kwargs.set_item("arrival", me.arrival)?;
         let partial = py.import("functools")?.getattr("partial")?;
         let make = partial.call((py.get_type::<RedisExpiringBloomFilter>(),), Some(&kwargs))?;
         let args = (a.url, a.name, a.capacity, a.fpr).into_pyobject(py)?;
@@ -233,6 +243,12 @@ impl RedisExpiringBloomFilter {
     #[getter]
     fn expire_after(&self) -> f64 {
         self.expire_after
+    }
+    /// What `capacity` was sized for: `"steady"` or `"worst_burst"` (the filter's own, for
+    /// one that existed).
+    #[getter]
+    fn arrival(&self) -> &'static str {
+        self.arrival
     }
 
     /// Seconds after its insert by which a key is certainly forgotten (five epochs).

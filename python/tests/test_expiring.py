@@ -22,7 +22,7 @@ def test_parameters_and_errors():
     f = ExpiringBloomFilter(10_000, 0.001, expire_after=datetime.timedelta(days=30), seed=7)
     assert (f.expire_after, f.epoch, f.forgotten_after) == (30 * 86400, 7.5 * 86400, 37.5 * 86400)
     assert (f.capacity, f.target_fpr, f.seed, f.is_file_backed) == (10_000, 0.001, 7, False)
-    assert f.memory_bytes < 10_000 * 24 and f.num_hashes > 1  # 19 bytes per key at 0.1%
+    assert f.memory_bytes < 10_000 * 13 and f.num_hashes > 1  # 12 bytes per key at 0.1%
     assert f.oldest_generation_start is None
     assert "expire_after=2592000" in repr(f)
     with pytest.raises(TypeError):
@@ -69,6 +69,23 @@ def test_batches_answer_as_single_calls():
     with pytest.raises(TypeError):
         a.insert_if_absent_many(["ok", 5])
     assert not a.contains("ok")  # nothing inserted before the bad key raised
+
+
+def test_arrival_sizes_for_a_steady_rate_or_the_worst_burst(tmp_path):
+    month = 30 * 86400
+    steady = ExpiringBloomFilter(1_000_000, expire_after=month)
+    burst = ExpiringBloomFilter(1_000_000, expire_after=month, arrival="worst_burst")
+    assert (steady.arrival, burst.arrival) == ("steady", "worst_burst")
+    # 1.25 against 2 capacities live at once: 54 and 87 bits per key at 1%.
+    assert steady.memory_bytes * 8 < 55 * 1_000_000 < burst.memory_bytes * 8 / 1.55
+    assert pickle.loads(pickle.dumps(burst)).arrival == "worst_burst"
+    with pytest.raises(ValueError, match="worst_burst"):
+        ExpiringBloomFilter(1000, expire_after=month, arrival="bursty")
+    path = tmp_path / "burst.bloom"
+    ExpiringBloomFilter.open_file(path, 10_000, expire_after=month, arrival="worst_burst").flush()
+    assert ExpiringBloomFilter.open_file(path).arrival == "worst_burst"
+    with pytest.raises(ValueError, match="arrival"):
+        ExpiringBloomFilter.open_file(path, 10_000, expire_after=month)
 
 
 def test_snapshots_pickles_and_copies(tmp_path):

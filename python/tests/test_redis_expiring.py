@@ -88,6 +88,15 @@ def test_pickles_as_its_arguments(redis_url):
     assert repr(g) == repr(f) and g.contains("a", at=T + 1) and not g.contains("a", at=T + 2 * HOUR)
 
 
+def test_arrival_sizes_it_as_the_local_filter(redis_url):
+    f = RedisExpiringBloomFilter(redis_url, "burst", 10_000, expire_after=HOUR, arrival="worst_burst")
+    assert f.arrival == "worst_burst"
+    assert pickle.loads(pickle.dumps(f)).arrival == "worst_burst"
+    with pytest.raises(RedisError, match="arrival"):
+        RedisExpiringBloomFilter(redis_url, "burst", 10_000, expire_after=HOUR)  # sized otherwise
+    assert RedisExpiringBloomFilter(redis_url, "steady", 10_000, expire_after=HOUR).arrival == "steady"
+
+
 def winners(f, keys, at):
     return [k for k, new in zip(keys, f.insert_if_absent_many(keys, at=at)) if new]
 

@@ -382,7 +382,7 @@ impl RedisBuilder {
                     let stored = f.create_meta(&meta)?;
                     let asked = self.asked(&meta, &stored.meta);
                     if !stored.meta.same_shape(&asked) {
-                        return Err(asked.conflict(&stored.meta));
+                        return Err(self.conflict(&asked, &stored.meta));
                     }
                     // (Created by another process first: `create_meta` adopted it.)
                     return Ok(f);
@@ -398,7 +398,7 @@ impl RedisBuilder {
         };
         let asked = self.asked(&meta, &stored.meta);
         if !stored.meta.same_shape(&asked) {
-            return Err(asked.conflict(&stored.meta));
+            return Err(self.conflict(&asked, &stored.meta));
         }
         if restore {
             f.restore_meta(stored)?;
@@ -410,6 +410,33 @@ impl RedisBuilder {
 }
 
 impl RedisBuilder {
+    /// [`Error::Conflict`] naming the first parameter in which `stored` differs from
+    /// `asked`; for an expiring filter that differs only in its size, the arrival it was
+    /// sized for (field `"arrival"`).
+    fn conflict(&self, asked: &Meta, stored: &Meta) -> Error {
+        let other = match self.arrival {
+            blockbloom::Arrival::Steady => blockbloom::Arrival::WorstBurst,
+            blockbloom::Arrival::WorstBurst => blockbloom::Arrival::Steady,
+        };
+        let mut theirs = self.clone();
+        theirs.arrival = other;
+        let same_but_size = |m: &Meta| {
+            let mut m = m.clone();
+            m.shard_blocks = stored.shard_blocks;
+            m.blocks == stored.blocks && m.same_shape(stored)
+        };
+        match theirs.proposed(Some(stored.seed)) {
+            Ok(m) if self.expiring && !same_but_size(asked) && same_but_size(&m) => {
+                Error::Conflict {
+                    field: "arrival",
+                    stored: format!("{other:?}"),
+                    requested: format!("{:?}", self.arrival),
+                }
+            }
+            _ => asked.conflict(stored),
+        }
+    }
+
     /// `f`, if it is of the kind asked for (plain, or expiring with the window named), else
     /// [`Error::Conflict`] (field `"expire_after"`).
     fn of_kind(&self, f: RedisBloomFilter) -> Result<RedisBloomFilter> {

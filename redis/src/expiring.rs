@@ -92,7 +92,7 @@ impl RedisBuilder {
     /// What an expiring filter's capacity is sized for, as the local filter's
     /// [`ExpiringBuilder::arrival`](blockbloom::ExpiringBuilder::arrival) (default
     /// [`Arrival::Steady`]). An existing filter sized for the other is refused
-    /// ([`Error::Conflict`], field `"blocks"`: its size).
+    /// ([`Error::Conflict`], field `"arrival"`).
     ///
     /// ```no_run
     /// use blockbloom::Arrival;

@@ -2,7 +2,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from datetime import timedelta
 from urllib.parse import ParseResult
-from typing import Optional, Union, final
+from typing import Literal, Optional, Union, final
 
 __all__ = [
     "BloomFilter",
@@ -26,6 +26,7 @@ __version__: str
 _Key = Union[str, bytes]
 _StrPath = Union[str, PathLike[str]]
 _Seconds = Union[float, timedelta]
+_Arrival = Literal["steady", "worst_burst"]
 
 def canonicalize_url(
     url: Union[str, bytes, ParseResult],
@@ -168,7 +169,14 @@ class CountingBloomFilter:
 @final
 class ExpiringBloomFilter:
     def __new__(
-        cls, capacity: int, fpr: float = 0.01, *, expire_after: _Seconds, seed: Optional[int] = None, huge_pages: Optional[bool] = None
+        cls,
+        capacity: int,
+        fpr: float = 0.01,
+        *,
+        expire_after: _Seconds,
+        seed: Optional[int] = None,
+        huge_pages: Optional[bool] = None,
+        arrival: _Arrival = "steady",
     ) -> ExpiringBloomFilter: ...
     @staticmethod
     def open_file(
@@ -177,6 +185,7 @@ class ExpiringBloomFilter:
         fpr: Optional[float] = None,
         expire_after: Optional[_Seconds] = None,
         verify: bool = True,
+        arrival: _Arrival = "steady",
     ) -> ExpiringBloomFilter: ...
     @staticmethod
     def load(path: _StrPath) -> ExpiringBloomFilter: ...
@@ -196,6 +205,8 @@ class ExpiringBloomFilter:
     def flush(self) -> None: ...
     @property
     def expire_after(self) -> float: ...
+    @property
+    def arrival(self) -> _Arrival: ...
     @property
     def epoch(self) -> float: ...
     @property
@@ -286,6 +297,7 @@ class RedisExpiringBloomFilter:
         timeout: float = 5.0,
         cluster: bool = False,
         shard_bytes: Optional[int] = None,
+        arrival: _Arrival = "steady",
     ) -> RedisExpiringBloomFilter: ...
     def insert_if_absent(self, key: _Key, at: Optional[float] = None) -> bool: ...
     def insert_if_absent_many(self, keys: Iterable[_Key], at: Optional[float] = None) -> list[bool]: ...
@@ -300,6 +312,8 @@ class RedisExpiringBloomFilter:
     def estimated_len(self) -> int: ...
     def estimated_fpr(self) -> float: ...
     def estimated_false_positives(self) -> float: ...
+    @property
+    def arrival(self) -> _Arrival: ...
     @property
     def expire_after(self) -> float: ...
     @property
