@@ -203,6 +203,8 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
     let mut buf = Vec::with_capacity(1 << 20);
     let (mut bounds, mut keep) = (Vec::new(), Vec::new());
     let claims = seen.filter.claims();
+    // The filter's rate (or fill) is read every `warning_interval` lines: one warning.
+    let (mut next_check, mut warned) = (seen.filter.warning_interval(), false);
     let result = 'chunks: loop {
         let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
             _ if signals.caught().is_some() => break Ok(()),
@@ -235,6 +237,13 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
             let keys = line_keys(data, g, o.canonical_urls.as_ref());
             decide(&claims, &keys, o.threads, &mut keep);
             lines += g.len() as u64;
+            if lines >= next_check && !warned {
+                next_check = lines + seen.filter.warning_interval();
+                if let Some(w) = seen.filter.warning(&seen.what()) {
+                    eprintln!("blockbloom: warning: {w}");
+                    warned = true;
+                }
+            }
             buf.clear();
             for (&(a, b), &k) in g.iter().zip(&keep) {
                 if k {
@@ -286,7 +295,7 @@ pub(crate) fn run(o: Options) -> Result<(), Failure> {
     if o.stats {
         print_stats(&seen, lines, printed, unread, start.elapsed().as_secs_f64());
     }
-    if let Some(w) = seen.filter.warning(&seen.what()) {
+    if let Some(w) = seen.filter.warning(&seen.what()).filter(|_| !warned) {
         eprintln!("blockbloom: warning: {w}");
     }
     if unread > 0 {
@@ -328,7 +337,7 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
          {secs:.2} s, {:.1} M lines/s",
         lines - printed,
         bytes as f64 / 1048576.0,
-        100.0 * keys.estimated_fpr(),
+        100.0 * seen.filter.estimated_fpr(),
         keys.estimated_false_positives(),
         lines as f64 / secs.max(1e-9) / 1e6
     );

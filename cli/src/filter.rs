@@ -316,7 +316,27 @@ impl Filter {
         }
     }
 
-    /// What to warn about at the end: a fixed filter past its capacity.
+    /// The false-positive rate now (an expiring filter's at the test clock's time, if set).
+    pub(crate) fn estimated_fpr(&self) -> f64 {
+        match self {
+            Filter::Expiring(e) => expiring_fpr(e),
+            _ => self.keys().estimated_fpr(),
+        }
+    }
+
+    /// Lines between two readings of [`warning`](Self::warning) during a run (each reads
+    /// the whole filter): one per capacity, at least 2^20.
+    pub(crate) fn warning_interval(&self) -> u64 {
+        let capacity = match self {
+            Filter::Fixed(f) => f.capacity(),
+            Filter::Growing(_) => 0,
+            Filter::Expiring(e) => e.capacity(),
+        };
+        capacity.max(1 << 20)
+    }
+
+    /// What to warn about, once, during a run or at its end: a fixed filter past its
+    /// capacity, an expiring one past twice its rate.
     pub(crate) fn warning(&self, what: &str) -> Option<String> {
         match self {
             Filter::Fixed(f) if f.estimated_len() > f.capacity() => Some(format!(
@@ -327,13 +347,14 @@ impl Filter {
                 100.0 * f.estimated_fpr(),
                 100.0 * f.target_fpr()
             )),
-            Filter::Expiring(e) if expiring_fpr(e) > e.target_fpr() => Some(format!(
-                "{what} has seen more distinct lines per window than its capacity ({}): its \
-                 false-positive rate is now {:.4}% (target {}%); start a new state with a \
-                 larger --capacity",
-                e.capacity(),
+            Filter::Expiring(e) if expiring_fpr(e) > 2.0 * e.target_fpr() => Some(format!(
+                "{what}'s false-positive rate is now {:.4}%, more than twice its target \
+                 ({}%): it has seen more distinct lines per window than its capacity ({}) at a \
+                 steady rate, so new lines are taken for repeats more often; start a new state \
+                 with a larger --capacity",
                 100.0 * expiring_fpr(e),
-                100.0 * e.target_fpr()
+                100.0 * e.target_fpr(),
+                e.capacity(),
             )),
             _ => None,
         }

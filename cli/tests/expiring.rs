@@ -150,3 +150,49 @@ fn a_state_refuses_another_window_and_kind() {
     assert!(String::from_utf8_lossy(&merge.stderr).contains("is an expiring state"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An expiring filter fed more distinct lines per window than its capacity warns once its
+/// rate passes twice the target: during the run (read every 2^20 lines at this size), not
+/// again at the end; within its capacity, not at all. `--stats` shows the rate.
+#[test]
+fn a_rate_past_twice_the_target_is_warned_of_once() {
+    let warnings = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stderr)
+            .matches("more than twice its target")
+            .count()
+    };
+    let args = [
+        "dedup",
+        "--expire-after",
+        "1h",
+        "--capacity",
+        "20000",
+        "--stats",
+    ];
+    let t0 = 1_700_000_000.0;
+    let within = run_at(t0, &args, lines_of(0..20_000).as_bytes());
+    assert!(within.status.success());
+    assert_eq!(
+        warnings(&within),
+        0,
+        "{}",
+        String::from_utf8_lossy(&within.stderr)
+    );
+    // 2^20 + 2^16 distinct lines: one reading mid-run, one at the end.
+    let flood = run_at(t0, &args, lines_of(0..(1 << 20) + (1 << 16)).as_bytes());
+    let err = String::from_utf8_lossy(&flood.stderr);
+    assert!(flood.status.success(), "{err}");
+    assert_eq!(warnings(&flood), 1, "{err}");
+    // Mid-run: before the statistics printed at the end.
+    assert!(
+        err.find("more than twice") < err.find("lines 1114112, printed"),
+        "{err}"
+    );
+    let rate: f64 = err
+        .split("estimated fpr now ")
+        .nth(1)
+        .and_then(|s| s.split('%').next())
+        .and_then(|s| s.parse().ok())
+        .expect("--stats shows the rate");
+    assert!(rate > 2.0, "{err}");
+}

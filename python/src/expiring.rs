@@ -372,9 +372,10 @@ impl ExpiringBloomFilter {
     fn estimated_false_positives(&self) -> f64 {
         self.inner.estimated_false_positives()
     }
-    /// The false-positive rate now, estimated from the live stamps.
-    fn estimated_fpr(&self) -> f64 {
-        self.inner.estimated_fpr()
+    /// The false-positive rate at `at` (default now), estimated from the stamps live then.
+    #[pyo3(signature = (at = None))]
+    fn estimated_fpr(&self, at: Option<f64>) -> PyResult<f64> {
+        Ok(self.inner.estimated_fpr_at(time(at)?))
     }
     fn __repr__(&self) -> String {
         format!(

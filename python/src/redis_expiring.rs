@@ -244,6 +244,17 @@ impl RedisExpiringBloomFilter {
     fn expire_after(&self) -> f64 {
         self.expire_after
     }
+    /// Distinct keys per window the filter was sized for (the filter's own, for one that
+    /// existed).
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.lock().capacity()
+    }
+    /// The false-positive rate it was sized for.
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.lock().target_fpr()
+    }
     /// What `capacity` was sized for: `"steady"` or `"worst_burst"` (the filter's own, for
     /// one that existed).
     #[getter]
@@ -264,9 +275,11 @@ impl RedisExpiringBloomFilter {
         py.detach(|| self.lock().estimated_len()).map_err(redis_err)
     }
 
-    /// The false-positive rate now, from the live generations.
-    fn estimated_fpr(&self, py: Python<'_>) -> PyResult<f64> {
-        py.detach(|| self.lock().estimated_fpr()).map_err(redis_err)
+    /// The false-positive rate at `at` (default now), from the generations live then.
+    #[pyo3(signature = (at = None))]
+    fn estimated_fpr(&self, py: Python<'_>, at: Option<f64>) -> PyResult<f64> {
+        let t = time(at)?;
+        py.detach(|| self.lock().estimated_fpr_at(t)).map_err(redis_err)
     }
 
     /// The expected number of new keys taken for repeats while the keys remembered now were

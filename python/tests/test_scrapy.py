@@ -462,6 +462,48 @@ def test_redis_dupefilter_with_an_expiry_window(redis_url):
     assert RedisBloomDupeFilter.from_crawler(get_crawler(settings_dict=settings), "docs").request_seen(r) is False
 
 
+@pytest.mark.parametrize("where", ["memory", "redis"])
+def test_expiring_dupefilters_report_their_rate_and_warn_past_twice_the_target(where, request, caplog):
+    """An expiring dupefilter's rate goes to the stat blockbloom/estimated_fpr as it is read
+    (every rate_check_every requests, and at the end); past twice BLOCKBLOOM_FPR, one
+    warning. BLOCKBLOOM_ARRIVAL sizes the filter for the worst burst."""
+    from scrapy import Request
+    from scrapy.utils.test import get_crawler
+
+    from blockbloom.scrapy import BloomDupeFilter, RedisBloomDupeFilter
+
+    settings = {"BLOCKBLOOM_EXPIRE_AFTER": 3600, "BLOCKBLOOM_CAPACITY": 1000, "BLOCKBLOOM_FPR": 0.01}
+    if where == "redis":
+        settings["REDIS_URL"] = request.getfixturevalue("redis_url")
+
+    def dupefilter(extra=None):
+        crawler = get_crawler(settings_dict={**settings, **(extra or {})})
+        if where == "redis":
+            return RedisBloomDupeFilter.from_crawler(crawler, f"rate{len(extra or {})}"), crawler.stats
+        return BloomDupeFilter.from_crawler(crawler), crawler.stats
+
+    df, stats = dupefilter()
+    df.rate_check_every = 250
+    assert df.seen.arrival == "steady"
+    caplog.clear()
+    warnings = lambda: [r for r in caplog.records if "more than twice its target" in r.getMessage()]  # noqa: E731
+    for i in range(1000):  # the capacity, in the first window: the rate holds
+        df.request_seen(Request(f"https://example.org/{i}"))
+    assert 0 < stats.get_value("blockbloom/estimated_fpr") <= 0.01 and not warnings()
+    for i in range(1000, 6000):  # six times the capacity in one window
+        df.request_seen(Request(f"https://example.org/{i}"))
+    rate = stats.get_value("blockbloom/estimated_fpr")
+    assert rate > 0.02 and len(warnings()) == 1, rate
+    assert "0.01" in warnings()[0].getMessage() and warnings()[0].levelname == "WARNING"
+    df.close("finished")
+    assert len(warnings()) == 1 and stats.get_value("blockbloom/estimated_fpr") >= rate
+    burst, _ = dupefilter({"BLOCKBLOOM_ARRIVAL": "worst_burst"})
+    assert burst.seen.arrival == "worst_burst"
+    for d in (df, burst):
+        if where == "redis":
+            d.clear()
+
+
 def mixed_fleet_binary():
     """`redis/examples/mixed_fleet.rs`, built by `cargo test --workspace` (or `cargo build -p
     blockbloom-redis --example mixed_fleet`)."""

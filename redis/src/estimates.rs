@@ -206,7 +206,16 @@ impl RedisExpiringBloomFilter {
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_fpr(&mut self) -> Result<f64> {
-        let fills = self.live_per_line(SystemTime::now())?;
+        self.estimated_fpr_at(SystemTime::now())
+    }
+
+    /// The false-positive rate at `t`, as the local filter's
+    /// [`estimated_fpr_at`](blockbloom::ExpiringBloomFilter::estimated_fpr_at).
+    ///
+    /// # Errors
+    /// Connection and protocol errors.
+    pub fn estimated_fpr_at(&mut self, t: SystemTime) -> Result<f64> {
+        let fills = self.live_per_line(t)?;
         Ok(fpr_of_fills(
             fills.into_iter(),
             SLOTS_PER_LINE,

@@ -28,13 +28,18 @@ the in-process filter, which grows past it; the whole Redis filter; with
 (seconds after which a request's fingerprint is forgotten and the page fetched again — a
 re-crawl interval: an ``ExpiringBloomFilter``, whose file in ``JOBDIR`` records its window,
 or a ``RedisExpiringBloomFilter``, whose window is recorded in Redis; another window is
-refused), ``BLOCKBLOOM_FPR`` (the rate of requests wrongly taken as seen, default 1e-5),
+refused), ``BLOCKBLOOM_ARRIVAL`` (with ``BLOCKBLOOM_EXPIRE_AFTER``: ``"steady"``, the
+default, sizes the filter for its capacity per window at a steady rate; ``"worst_burst"``
+for one in any order, at 1.6 times the memory), ``BLOCKBLOOM_FPR`` (the rate of requests
+wrongly taken as seen, default 1e-5),
 ``BLOCKBLOOM_LOCAL_FRONT`` (Redis only, without expiry: requests a process remembers in
 memory to skip round trips for its repeats; 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
 for a reply before a request is taken as new, default 5), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
 ``blockbloom/redis_errors`` (requests taken as new because Redis could not answer), and
 ``blockbloom/requests_past_capacity`` (requests decided while the in-process filter could
-not grow: logged as an error, see ``BloomDupeFilter.request_seen``).
+not grow: logged as an error, see ``BloomDupeFilter.request_seen``), and for an expiring
+filter ``blockbloom/estimated_fpr`` (its rate, read every ``rate_check_every`` requests and
+at the end; a warning once it passes twice ``BLOCKBLOOM_FPR``).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from scrapy import signals
@@ -127,6 +132,41 @@ class _LogMixin:
         if self.stats is not None:
             self.stats.inc_value("dupefilter/filtered")
 
+    #: Requests between two readings of an expiring filter's rate; ``None``: one per
+    #: ``capacity // rate_check_share`` requests, at least 10,000 (a reading reads the
+    #: whole filter, in Redis every shard's live generations, so it is spread out in
+    #: proportion to the filter's size).
+    rate_check_every: Optional[int] = None
+    rate_check_share = 100
+    _rate_warned = False
+    _since_rate_check = 0
+
+    def _check_rate(self, seen: Any, at: Optional[float], every: bool = False) -> None:
+        """An expiring filter's rate now (at the test clock's time ``at``, if set): to the
+        stat ``blockbloom/estimated_fpr``, and once it passes twice the target, a warning
+        (once per crawl). With ``every``, only one call in ``rate_check_every`` reads it."""
+        if every:
+            self._since_rate_check += 1
+            interval = self.rate_check_every or max(10_000, seen.capacity // self.rate_check_share)
+            if self._since_rate_check < interval:
+                return
+        self._since_rate_check = 0
+        fpr = seen.estimated_fpr(at=at)
+        if self.stats is not None:
+            self.stats.set_value("blockbloom/estimated_fpr", fpr)
+        if fpr > 2 * seen.target_fpr and not self._rate_warned:
+            self._rate_warned = True
+            self.logger.warning(
+                "blockbloom: the dupefilter's false-positive rate is now %g, more than twice its "
+                "target %g: it sees more requests per window than BLOCKBLOOM_CAPACITY (%d) at a "
+                "steady rate, so new requests are dropped as duplicates more often; raise "
+                "BLOCKBLOOM_CAPACITY (a new filter), or set BLOCKBLOOM_ARRIVAL = \"worst_burst\" "
+                "if the requests come in bursts",
+                fpr,
+                seen.target_fpr,
+                seen.capacity,
+            )
+
     def _report_false_positives(self, estimate: float, fpr: float) -> None:
         """The stat ``blockbloom/estimated_false_positives`` (new requests dropped as
         duplicates so far, for the filter: across the runs of a ``JOBDIR``) and a log line."""
@@ -169,6 +209,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         stats: Any = None,
         expire_after: Optional[float] = None,
         clock: Optional[float] = None,
+        arrival: Literal["steady", "worst_burst"] = "steady",
     ) -> None:
         self._init_log(debug, stats)
         self.fingerprinter = fingerprinter
@@ -182,9 +223,11 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
             # A fixed size (per window): nothing to grow. A JOBDIR file must have this
             # window, capacity and rate (`ValueError` otherwise).
             if self.path:
-                self.seen = ExpiringBloomFilter.open_file(self.path, capacity, fpr, expire_after=expire_after)
+                self.seen = ExpiringBloomFilter.open_file(
+                    self.path, capacity, fpr, expire_after=expire_after, arrival=arrival
+                )
             else:
-                self.seen = ExpiringBloomFilter(capacity, fpr, expire_after=expire_after)
+                self.seen = ExpiringBloomFilter(capacity, fpr, expire_after=expire_after, arrival=arrival)
         elif self.path:
             # An existing state keeps its own parameters.
             if os.path.exists(self.path):
@@ -200,7 +243,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         layer's capacity) and ``BLOCKBLOOM_FPR`` (default 1e-5), ``DUPEFILTER_DEBUG``, and
         with ``JOBDIR`` a state file in the job directory (an existing one keeps its own
         capacity and rate); ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset: never
-        forget) for an expiring filter."""
+        forget) and ``BLOCKBLOOM_ARRIVAL`` for an expiring filter."""
         from scrapy.utils.job import job_dir
 
         s = crawler.settings
@@ -213,6 +256,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
             stats=crawler.stats,
             expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
             clock=_test_clock(s),
+            arrival=s.get("BLOCKBLOOM_ARRIVAL", "steady"),
         )
 
     def request_seen(self, request: Any) -> bool:
@@ -229,7 +273,9 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         ``growth_retry_seconds`` (1 s), so the crawl recovers once the cause is removed."""
         fingerprint = self.fingerprinter.fingerprint(request)
         if isinstance(self.seen, ExpiringBloomFilter):
-            return not self.seen.insert_if_absent(fingerprint, at=self.clock)
+            new = self.seen.insert_if_absent(fingerprint, at=self.clock)
+            self._check_rate(self.seen, self.clock, every=True)
+            return not new
         if self._retry_growth_at is None or time.monotonic() >= self._retry_growth_at:
             try:
                 self.seen.try_reserve(1)
@@ -258,18 +304,16 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     def close(self, reason: str) -> None:
         """Writes a ``JOBDIR`` state to disk (``flush``); a state file is kept whatever
         the reason, so the next run with that ``JOBDIR`` resumes it. An expiring filter
-        that has seen more requests per window than its capacity says so (a warning with
-        its current false-positive rate). The estimated number of new requests dropped as
-        duplicates goes to the stats (``blockbloom/estimated_false_positives``) and the log."""
-        self._report_false_positives(self.seen.estimated_false_positives(), self.seen.estimated_fpr())
-        if isinstance(self.seen, ExpiringBloomFilter) and self.seen.estimated_fpr() > self.seen.target_fpr:
-            self.logger.warning(
-                "blockbloom: the dupefilter has seen more requests per window than BLOCKBLOOM_CAPACITY "
-                "(%d): its false-positive rate is now %g (target %g)",
-                self.seen.capacity,
-                self.seen.estimated_fpr(),
-                self.seen.target_fpr,
-            )
+        reports its rate (``blockbloom/estimated_fpr``, read every ``rate_check_every``
+        requests too) and warns once it passes twice the target. The estimated number of
+        new requests dropped as duplicates goes to the stats
+        (``blockbloom/estimated_false_positives``) and the log."""
+        if isinstance(self.seen, ExpiringBloomFilter):
+            self._check_rate(self.seen, self.clock)
+            fpr = self.seen.estimated_fpr(at=self.clock)
+        else:
+            fpr = self.seen.estimated_fpr()
+        self._report_false_positives(self.seen.estimated_false_positives(), fpr)
         self.seen.flush()
 
 
@@ -281,6 +325,9 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     ``RedisExpiringBloomFilter``: a request is a duplicate only if some process saw it
     within the last ``expire_after`` seconds (it is forgotten at most 25% later), and
     ``local_front`` is not used (a process's own memory would outlive the window)."""
+
+    # A reading of the rate crosses the network: one per tenth of the capacity.
+    rate_check_share = 10
 
     def __init__(
         self,
@@ -296,9 +343,11 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         fingerprinter: Any = None,
         stats: Any = None,
         clock: Optional[float] = None,
+        arrival: Literal["steady", "worst_burst"] = "steady",
     ) -> None:
         self._init_log(debug, stats)
         self.url, self.key = url, key
+        self._arrival = arrival
         #: For tests: the time (seconds since 1970) an expiring filter works at, else now.
         self.clock = clock
         self.fingerprinter = fingerprinter
@@ -313,7 +362,9 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     def _open(self) -> RedisBloomFilter | RedisExpiringBloomFilter:
         capacity, fpr, front, timeout, expire_after = self._params
         if expire_after:
-            return RedisExpiringBloomFilter(self.url, self.key, capacity, fpr, expire_after=expire_after, timeout=timeout)
+            return RedisExpiringBloomFilter(
+                self.url, self.key, capacity, fpr, expire_after=expire_after, timeout=timeout, arrival=self._arrival
+            )
         seen = RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
         if self.stats is not None:
             self.stats.set_value("blockbloom/redis_module", int(seen.uses_module))
@@ -330,7 +381,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
         with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
         ``BLOCKBLOOM_REDIS_TIMEOUT``, ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset:
-        never forget) and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
+        never forget), ``BLOCKBLOOM_ARRIVAL`` and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
         capacity, rate or window (or one that expires, asked for one that does not, and
         the other way round) is a ``RedisError``: the crawl does not start."""
         s = crawler.settings
@@ -348,6 +399,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
             clock=_test_clock(s),
+            arrival=s.get("BLOCKBLOOM_ARRIVAL", "steady"),
         )
         # scrapy-redis' scheduler never calls `close`: report at the spider's close too.
         crawler.signals.connect(df.report_false_positives, signal=signals.spider_closed)
@@ -392,6 +444,11 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             if self.stats is not None:
                 self.stats.inc_value("blockbloom/redis_errors")
             return False
+        if isinstance(self.seen, RedisExpiringBloomFilter):
+            try:
+                self._check_rate(self.seen, self.clock, every=True)
+            except RedisError:
+                pass  # a reading for the stats only: the next one comes later
         if self._failing:
             self.logger.warning(
                 "blockbloom: Redis answers again for %s (%d requests taken as new meanwhile)",
@@ -440,7 +497,12 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             return
         self._reported = True
         try:
-            self._report_false_positives(self.seen.estimated_false_positives(), self.seen.estimated_fpr())
+            if isinstance(self.seen, RedisExpiringBloomFilter):
+                self._check_rate(self.seen, self.clock)
+                fpr = self.seen.estimated_fpr(at=self.clock)
+            else:
+                fpr = self.seen.estimated_fpr()
+            self._report_false_positives(self.seen.estimated_false_positives(), fpr)
         except RedisError as e:
             self.logger.warning("blockbloom: no estimates from Redis for %s (%s)", self.key, e)
 
