@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use blockbloom::{Arrival, ExpiryWindow};
 
-use crate::meta::{generation_key, CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
+use crate::meta::{generation_key, Meta, CLOCK_BYTES, RING, SHARD_HEADER_BYTES};
 use crate::server::{Call, Op};
 use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
 
@@ -476,5 +476,61 @@ impl RedisExpiringBloomFilter {
             }
         }
         Ok(out)
+    }
+}
+
+impl RedisBuilder {
+    /// [`Error::Conflict`] naming the first parameter in which `stored` differs from
+    /// `asked`; for an expiring filter that differs only in its size, the arrival it was
+    /// sized for (field `"arrival"`).
+    pub(crate) fn conflict(&self, asked: &Meta, stored: &Meta) -> Error {
+        let other = match self.arrival {
+            blockbloom::Arrival::Steady => blockbloom::Arrival::WorstBurst,
+            blockbloom::Arrival::WorstBurst => blockbloom::Arrival::Steady,
+        };
+        let mut theirs = self.clone();
+        theirs.arrival = other;
+        let same_but_size = |m: &Meta| {
+            let mut m = m.clone();
+            m.shard_blocks = stored.shard_blocks;
+            m.blocks == stored.blocks && m.same_shape(stored)
+        };
+        match theirs.proposed(Some(stored.seed)) {
+            Ok(m) if self.expiring && !same_but_size(asked) && same_but_size(&m) => {
+                Error::Conflict {
+                    field: "arrival",
+                    stored: format!("{other:?}"),
+                    requested: format!("{:?}", self.arrival),
+                }
+            }
+            _ => asked.conflict(stored),
+        }
+    }
+
+    /// `f`, if it is of the kind asked for (plain, or expiring with the window named), else
+    /// [`Error::Conflict`] (field `"expire_after"`).
+    pub(crate) fn of_kind(&self, f: RedisBloomFilter) -> Result<RedisBloomFilter> {
+        let want = match (self.expiring, self.expire_after) {
+            (false, _) => Some(0),
+            (true, Some(w)) => Some(w.as_nanos() as u64),
+            (true, None) => None,
+        };
+        let stored = f.meta.window_ns;
+        let ok = match want {
+            Some(w) => w == stored,
+            None => stored != 0,
+        };
+        if ok {
+            return Ok(f);
+        }
+        let text = |ns: u64| match ns {
+            0 => "none (a filter that never forgets)".to_string(),
+            ns => format!("{:?}", Duration::from_nanos(ns)),
+        };
+        Err(Error::Conflict {
+            field: "expire_after",
+            stored: text(stored),
+            requested: want.map_or("an expiring filter".into(), text),
+        })
     }
 }
