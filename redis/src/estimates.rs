@@ -212,6 +212,8 @@ impl RedisExpiringBloomFilter {
     /// The false-positive rate at `t`, as the local filter's
     /// [`estimated_fpr_at`](blockbloom::ExpiringBloomFilter::estimated_fpr_at).
     ///
+    /// Example at [`estimated_len`](Self::estimated_len).
+    ///
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_fpr_at(&mut self, t: SystemTime) -> Result<f64> {
