@@ -19,7 +19,7 @@ pub(crate) const INITIAL_CAPACITY: u64 = 100_000;
 /// The rate of a new filter when `--fpr` is not given.
 pub(crate) const DEFAULT_FPR: f64 = 0.01;
 /// Distinct lines per window of a new expiring filter when `--capacity` is not given
-/// (about 11 MB at 1%).
+/// (about 6.8 MB at 1%).
 pub(crate) const EXPIRING_CAPACITY: u64 = 1_000_000;
 
 /// What a new filter is made of (`dedup`'s options); `None` takes the default, or, for an
@@ -32,6 +32,8 @@ pub(crate) struct Wanted {
     pub(crate) seed: Option<u128>,
     /// `--expire-after`: an expiring filter (never given with `block_bits`).
     pub(crate) expire_after: Option<Duration>,
+    /// `--worst-burst`: an expiring filter sized for the worst burst (`Arrival::WorstBurst`).
+    pub(crate) worst_burst: bool,
     /// How lines are made keys: 0 as they are, else `UrlCanonicalizer::key_format` of the
     /// `--canonical-urls` options. Recorded in a new state; an existing one must have it.
     pub(crate) key_format: u64,
@@ -62,6 +64,7 @@ impl NewFilter {
                 .expire_after(window)
                 .capacity(w.capacity.unwrap_or(EXPIRING_CAPACITY))
                 .fpr(fpr)
+                .arrival(arrival_of(w))
                 .key_format(w.key_format);
             return NewFilter::Expiring(match w.seed {
                 Some(s) => b.seed(s),
@@ -143,6 +146,16 @@ impl Filter {
                     "kind",
                     "a filter that never forgets (made without --expire-after)".into(),
                     format!("--expire-after {}", human_duration(d)),
+                )
+            }
+            _ => {}
+        }
+        match self {
+            Filter::Expiring(e) if w.worst_burst && e.arrival() != arrival_of(w) => {
+                return conflict(
+                    "arrival",
+                    "a steady rate (made without --worst-burst)".into(),
+                    "--worst-burst".into(),
                 )
             }
             _ => {}
@@ -378,6 +391,14 @@ fn first_layer_of(path: &Path) -> Option<PathBuf> {
     };
     let layers = chain.layer_paths();
     layers[1..].iter().any(|l| same(l, path)).then_some(first)
+}
+
+/// What a new expiring filter of `w` is sized for.
+fn arrival_of(w: &Wanted) -> blockbloom::Arrival {
+    match w.worst_burst {
+        true => blockbloom::Arrival::WorstBurst,
+        false => blockbloom::Arrival::Steady,
+    }
 }
 
 /// An expiring filter's rate now, or at the test clock's time.

@@ -73,6 +73,11 @@ enum Cmd {
         /// 1M). A new --state records its window; an existing one refuses another.
         #[arg(long, value_parser = filter::parse_duration, conflicts_with = "block_bits")]
         expire_after: Option<std::time::Duration>,
+        /// With --expire-after: size a new filter for --capacity lines per window in any
+        /// order (twice that live at once: 1.6 times the memory) rather than at a steady
+        /// rate. An existing state refuses it if it was not made so.
+        #[arg(long, requires = "expire_after")]
+        worst_burst: bool,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a
         /// cheap hash of their bytes, so every copy of a line goes to the same thread, in
         /// input order: the first occurrence is still the one printed.
@@ -258,6 +263,7 @@ fn main() -> ExitCode {
             state,
             seed,
             expire_after,
+            worst_burst,
             threads,
             canonical_urls,
             strip_tracking_params,
@@ -300,6 +306,7 @@ fn main() -> ExitCode {
                     block_bits,
                     seed,
                     expire_after,
+                    worst_burst,
                     key_format: canonical_urls.as_ref().map_or(0, |c| c.key_format()),
                 },
                 state,

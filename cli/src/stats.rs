@@ -99,7 +99,7 @@ fn expiring(file: &Path, e: &ExpiringBloomFilter) -> String {
     format!(
         "file {} (expiring)\nwindow {} (epochs of {}; forgotten after {} at most)\n\
          oldest generation {}\nlines {} of 128 stamps, hashes {}, memory {}\n\
-         capacity {} per window, target fpr {}\nestimated distinct keys live {}\n\
+         capacity {} per window ({}), target fpr {}\nestimated distinct keys live {}\n\
          estimated fpr now {:.6}%\n",
         file.display(),
         human_duration(e.expire_after()),
@@ -110,6 +110,10 @@ fn expiring(file: &Path, e: &ExpiringBloomFilter) -> String {
         e.num_hashes(),
         human_bytes(e.memory_bytes() as f64),
         e.capacity(),
+        match e.arrival() {
+            blockbloom::Arrival::Steady => "at a steady rate",
+            blockbloom::Arrival::WorstBurst => "in any order: sized for the worst burst",
+        },
         e.target_fpr(),
         e.estimated_len(),
         100.0 * e.estimated_fpr()

@@ -129,6 +129,36 @@ fn a_state_refuses_another_window_and_kind() {
         "{err}"
     );
     assert!(other.stdout.is_empty());
+    // Made for a steady rate: --worst-burst is refused; without --expire-after, an error.
+    let burst = run(
+        &state_args(exp, &["--expire-after", "1h", "--worst-burst"]),
+        input.as_bytes(),
+    );
+    assert_eq!(burst.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&burst.stderr);
+    assert!(
+        err.contains("a steady rate") && err.contains("--worst-burst"),
+        "{err}"
+    );
+    assert!(burst.stdout.is_empty());
+    let lone = run(&state_args(exp, &["--worst-burst"]), input.as_bytes());
+    assert_eq!(lone.status.code(), Some(1));
+    // A state made for bursts: larger, said by `stats`, and taken with or without the flag.
+    let b = dir.join("b.bloom");
+    let b = b.to_str().unwrap();
+    let made = run(
+        &state_args(b, &["--expire-after", "1h", "--worst-burst"]),
+        input.as_bytes(),
+    );
+    assert!(made.status.success());
+    assert!(run(&state_args(b, &["--expire-after", "1h"]), b"")
+        .status
+        .success());
+    let stats = String::from_utf8_lossy(&run(&["stats", b], b"").stdout).into_owned();
+    assert!(stats.contains("sized for the worst burst"), "{stats}");
+    let steady = String::from_utf8_lossy(&run(&["stats", exp], b"").stdout).into_owned();
+    assert!(steady.contains("at a steady rate"), "{steady}");
+    assert!(std::fs::metadata(b).unwrap().len() > std::fs::metadata(exp).unwrap().len() * 3 / 2);
     let kind = run(
         &state_args(plain, &["--expire-after", "1h"]),
         input.as_bytes(),
