@@ -279,7 +279,8 @@ impl RedisExpiringBloomFilter {
     #[pyo3(signature = (at = None))]
     fn estimated_fpr(&self, py: Python<'_>, at: Option<f64>) -> PyResult<f64> {
         let t = time(at)?;
-        py.detach(|| self.lock().estimated_fpr_at(t)).map_err(redis_err)
+        py.detach(|| self.lock().estimated_fpr_at(t))
+            .map_err(redis_err)
     }
 
     /// The expected number of new keys taken for repeats while the keys remembered now were
