@@ -141,15 +141,16 @@ class _LogMixin:
     _rate_warned = False
     _since_rate_check = 0
 
-    def _check_rate(self, seen: Any, at: Optional[float], every: bool = False) -> None:
+    def _check_rate_every(self, seen: Any, at: Optional[float]) -> None:
+        """``_check_rate`` at one call in ``rate_check_every``."""
+        self._since_rate_check += 1
+        if self._since_rate_check >= (self.rate_check_every or max(10_000, seen.capacity // self.rate_check_share)):
+            self._check_rate(seen, at)
+
+    def _check_rate(self, seen: Any, at: Optional[float]) -> float:
         """An expiring filter's rate now (at the test clock's time ``at``, if set): to the
         stat ``blockbloom/estimated_fpr``, and once it passes twice the target, a warning
-        (once per crawl). With ``every``, only one call in ``rate_check_every`` reads it."""
-        if every:
-            self._since_rate_check += 1
-            interval = self.rate_check_every or max(10_000, seen.capacity // self.rate_check_share)
-            if self._since_rate_check < interval:
-                return
+        (once per crawl). Returns the rate."""
         self._since_rate_check = 0
         fpr = seen.estimated_fpr(at=at)
         if self.stats is not None:
@@ -166,6 +167,7 @@ class _LogMixin:
                 seen.target_fpr,
                 seen.capacity,
             )
+        return fpr
 
     def _report_false_positives(self, estimate: float, fpr: float) -> None:
         """The stat ``blockbloom/estimated_false_positives`` (new requests dropped as
@@ -274,7 +276,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         fingerprint = self.fingerprinter.fingerprint(request)
         if isinstance(self.seen, ExpiringBloomFilter):
             new = self.seen.insert_if_absent(fingerprint, at=self.clock)
-            self._check_rate(self.seen, self.clock, every=True)
+            self._check_rate_every(self.seen, self.clock)
             return not new
         if self._retry_growth_at is None or time.monotonic() >= self._retry_growth_at:
             try:
@@ -309,8 +311,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         new requests dropped as duplicates goes to the stats
         (``blockbloom/estimated_false_positives``) and the log."""
         if isinstance(self.seen, ExpiringBloomFilter):
-            self._check_rate(self.seen, self.clock)
-            fpr = self.seen.estimated_fpr(at=self.clock)
+            fpr = self._check_rate(self.seen, self.clock)
         else:
             fpr = self.seen.estimated_fpr()
         self._report_false_positives(self.seen.estimated_false_positives(), fpr)
@@ -446,7 +447,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             return False
         if isinstance(self.seen, RedisExpiringBloomFilter):
             try:
-                self._check_rate(self.seen, self.clock, every=True)
+                self._check_rate_every(self.seen, self.clock)
             except RedisError:
                 pass  # a reading for the stats only: the next one comes later
         if self._failing:
@@ -498,8 +499,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         self._reported = True
         try:
             if isinstance(self.seen, RedisExpiringBloomFilter):
-                self._check_rate(self.seen, self.clock)
-                fpr = self.seen.estimated_fpr(at=self.clock)
+                fpr = self._check_rate(self.seen, self.clock)
             else:
                 fpr = self.seen.estimated_fpr()
             self._report_false_positives(self.seen.estimated_false_positives(), fpr)
