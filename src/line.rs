@@ -258,6 +258,132 @@ impl Line {
     }
 }
 
+/// Where a plane word's label lies (its top 4 bits; 0: an empty word), and its data bits.
+pub(crate) const LABEL_SHIFT: u32 = 60;
+pub(crate) const DATA: u64 = (1 << LABEL_SHIFT) - 1;
+
+/// What [`Line::claim_plane`] found.
+#[allow(dead_code)] // issue 53: the planes layout, wired in next
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlaneClaim {
+    /// This call set the last of the key's bits under its label: the key is new.
+    Won,
+    /// Every bit was there under the label (or another call set the deciding one first).
+    Lost,
+    /// A word holds a label the caller may neither write under nor replace: a later
+    /// epoch's (the caller's epoch is stale).
+    Stale,
+}
+
+#[allow(dead_code)] // issue 53: the planes layout, wired in next
+impl Line {
+    /// Sets `mask` (bits 0..60 of each word) in plane `p` (words `2p`, `2p + 1`) under
+    /// `label`, replacing a word whose label `replaceable` says may go (an empty word, or
+    /// a dead epoch's: its data is dropped in the same compare-exchange that writes the new
+    /// label and bits). The claim of [`claim_bits`](Self::claim_bits), word by word: the
+    /// highest missing bit decides, set last and alone, so that of the calls setting one
+    /// key's bits under one label at most one returns [`PlaneClaim::Won`]. A word with
+    /// another label that is not replaceable stops the claim: [`PlaneClaim::Stale`].
+    ///
+    /// SeqCst: the expiring filter's proof across planes orders the winner's last write
+    /// before its re-read of the newest epoch (a store-buffering pattern).
+    pub(crate) fn claim_plane(
+        &self,
+        p: usize,
+        label: u64,
+        mask: [u64; 2],
+        replaceable: impl Fn(u64) -> bool,
+    ) -> PlaneClaim {
+        use crate::sync::Ordering::SeqCst;
+        let words = [&self.0[2 * p], &self.0[2 * p + 1]];
+        // The word's bits under `label` (none if replaceable), or `None` if it blocks.
+        let ours = |v: u64| match v >> LABEL_SHIFT {
+            l if l == label => Some(v & DATA),
+            l if replaceable(l) => Some(0),
+            _ => None,
+        };
+        let mut missing = [0u64; 2];
+        for (m, (word, want)) in missing.iter_mut().zip(words.iter().zip(mask)) {
+            match ours(word.load(SeqCst)) {
+                Some(have) => *m = want & !have,
+                None => return PlaneClaim::Stale,
+            }
+        }
+        let top = match missing {
+            [0, 0] => return PlaneClaim::Lost,
+            [_, 0] => 0,
+            _ => 1,
+        };
+        let top_bit = 1u64 << (63 - missing[top].leading_zeros());
+        // Every missing bit but the deciding one, the word relabelled where it must be.
+        for (w, word) in words.iter().enumerate() {
+            let bits = missing[w] & !if w == top { top_bit } else { 0 };
+            if bits == 0 {
+                continue; // nothing to add (the deciding word is relabelled by its CAS)
+            }
+            let mut cur = word.load(SeqCst);
+            loop {
+                let Some(have) = ours(cur) else {
+                    return PlaneClaim::Stale;
+                };
+                let new = label << LABEL_SHIFT | have | bits;
+                if new == cur {
+                    break;
+                }
+                match word.compare_exchange_weak(cur, new, SeqCst, SeqCst) {
+                    Ok(_) => break,
+                    Err(now) => cur = now,
+                }
+            }
+        }
+        // The deciding bit.
+        let word = words[top];
+        let mut cur = word.load(SeqCst);
+        loop {
+            let Some(have) = ours(cur) else {
+                return PlaneClaim::Stale;
+            };
+            if have & top_bit != 0 {
+                return PlaneClaim::Lost;
+            }
+            match word.compare_exchange_weak(
+                cur,
+                label << LABEL_SHIFT | have | top_bit,
+                SeqCst,
+                SeqCst,
+            ) {
+                Ok(_) => return PlaneClaim::Won,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Whether plane `p` holds every bit of `mask` under one label of `live`, read from
+    /// `words` (the line's eight words, loaded once): both words the key touches must carry
+    /// the same label, and it must be live.
+    #[inline(always)]
+    pub(crate) fn plane_holds(
+        words: &[u64; WORDS],
+        p: usize,
+        mask: [u64; 2],
+        live: [u64; 2],
+    ) -> bool {
+        let (a, b) = (words[2 * p], words[2 * p + 1]);
+        let label = if mask[0] != 0 {
+            a >> LABEL_SHIFT
+        } else {
+            b >> LABEL_SHIFT
+        };
+        let agree = (mask[0] == 0 || a >> LABEL_SHIFT == label)
+            && (mask[1] == 0 || b >> LABEL_SHIFT == label);
+        agree
+            && (label == live[0] || label == live[1])
+            && label != 0
+            && a & mask[0] == mask[0]
+            && b & mask[1] == mask[1]
+    }
+}
+
 /// The claim protocol of [`Line::claim_bits`] on a run of `N` words (a block smaller than
 /// the line), a word at a time: the argument in
 /// [`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent) orders words and
@@ -303,5 +429,102 @@ fn claim_words<const N: usize>(words: &[AtomicU64; N], mask: [u64; N]) -> bool {
 pub(crate) fn or_into(dst: &[Line], src: &[Line]) {
     for (mine, theirs) in dst.iter().zip(src) {
         mine.or_line(theirs);
+    }
+}
+
+#[cfg(all(test, not(blockbloom_loom)))]
+mod tests {
+    use super::*;
+
+    const LIVE: u64 = 3;
+    const AHEAD: u64 = 7;
+    /// Labels other than the live and the ahead one may be replaced.
+    fn replaceable(l: u64) -> bool {
+        l != LIVE && l != AHEAD
+    }
+
+    fn words(line: &Line) -> [u64; WORDS] {
+        core::array::from_fn(|i| line.word(i).load(Relaxed))
+    }
+
+    #[test]
+    fn a_plane_claim_wins_once_and_replaces_only_dead_words() {
+        let line = Line::new();
+        let mask = [0b1010, 1 << 59];
+        assert_eq!(
+            line.claim_plane(1, LIVE, mask, replaceable),
+            PlaneClaim::Won
+        );
+        assert_eq!(
+            line.claim_plane(1, LIVE, mask, replaceable),
+            PlaneClaim::Lost
+        );
+        let w = words(&line);
+        assert_eq!((w[2], w[3]), (LIVE << 60 | 0b1010, LIVE << 60 | 1 << 59));
+        assert!(Line::plane_holds(&w, 1, mask, [LIVE, AHEAD]));
+        assert!(
+            !Line::plane_holds(&w, 1, mask, [4, 5]),
+            "another label is not live"
+        );
+        assert!(
+            !Line::plane_holds(&w, 0, mask, [LIVE, AHEAD]),
+            "another plane"
+        );
+        // A dead word's data is dropped with its label.
+        line.word(4).store(9 << 60 | DATA, Relaxed);
+        assert_eq!(
+            line.claim_plane(2, LIVE, [1, 0], replaceable),
+            PlaneClaim::Won
+        );
+        assert_eq!(line.word(4).load(Relaxed), LIVE << 60 | 1);
+        // A later epoch's word stops the claim, unchanged.
+        line.word(6).store(AHEAD << 60 | 1, Relaxed);
+        assert_eq!(
+            line.claim_plane(3, LIVE, [2, 0], replaceable),
+            PlaneClaim::Stale
+        );
+        assert_eq!(line.word(6).load(Relaxed), AHEAD << 60 | 1);
+        // Words the key does not touch keep their labels.
+        let w = words(&line);
+        assert!(Line::plane_holds(&w, 3, [1, 0], [LIVE, AHEAD]));
+        assert_eq!(w[5] >> 60, 0);
+    }
+
+    #[test]
+    fn a_plane_needs_one_label_on_every_word_the_key_touches() {
+        let mut w = [0u64; WORDS];
+        w[0] = LIVE << 60 | 1;
+        w[1] = AHEAD << 60 | 1;
+        assert!(!Line::plane_holds(&w, 0, [1, 1], [LIVE, AHEAD]));
+        assert!(Line::plane_holds(&w, 0, [1, 0], [LIVE, AHEAD]));
+        assert!(Line::plane_holds(&w, 0, [0, 1], [LIVE, AHEAD]));
+        assert!(
+            !Line::plane_holds(&[0; WORDS], 0, [1, 0], [0, 0]),
+            "empty is never live"
+        );
+    }
+
+    #[test]
+    fn racing_claims_of_one_key_have_one_winner() {
+        use std::sync::Barrier;
+        for round in 0..2_000u64 {
+            let line = Line::new();
+            line.word(0).store(12 << 60 | DATA, Relaxed); // a dead epoch's word to replace
+            let mask = [1 << (round % 60) | 1 << 7, 1 << (round % 13)];
+            let start = Barrier::new(3);
+            let won: usize = std::thread::scope(|s| {
+                let tasks: Vec<_> = (0..3)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            line.claim_plane(0, LIVE, mask, replaceable) == PlaneClaim::Won
+                        })
+                    })
+                    .collect();
+                tasks.into_iter().map(|t| t.join().unwrap() as usize).sum()
+            });
+            assert_eq!(won, 1, "round {round}");
+            assert!(Line::plane_holds(&words(&line), 0, mask, [LIVE, AHEAD]));
+        }
     }
 }
