@@ -573,6 +573,7 @@ pub fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32) -> f64
 }
 
 mod false_positives;
+pub(crate) mod planes;
 pub(crate) use false_positives::{blocked_false_positives, expected_false_positives};
 pub use false_positives::{false_positives_over_fill, keys_from_ones};
 

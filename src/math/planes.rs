@@ -1,0 +1,120 @@
+//! Sizing of the expiring filter's planes layout (issue 53; wired in next): how many lines
+//! keep the rate at the worst moment of an epoch, at a steady rate or in the worst burst.
+//!
+//! A plane is 120 bits of a line; a key sets `k` of them in the plane of its epoch. With
+//! `λ` keys of an epoch in a line (Poisson), the rate of one plane is
+//! `Σ_n P(n; λ) · (1 − (1 − 1/120)^{kn})^k`, and a query tests each live plane: at the end
+//! of an epoch four are full at a steady rate, two in the worst burst (a window's keys in
+//! its last epoch, the next window's in the first).
+
+#![allow(dead_code)] // wired in next
+
+use crate::Arrival;
+
+/// Bits of a plane.
+const PLANE_BITS: f64 = 120.0;
+
+/// The rate of one plane holding a Poisson number of keys of mean `lambda`, `k` bits each.
+pub(crate) fn plane_fpr(lambda: f64, k: u32) -> f64 {
+    if lambda <= 0.0 {
+        return 0.0;
+    }
+    let (mut sum, mut p, mut n) = (0.0, (-lambda).exp(), 0u32);
+    let miss = 1.0 - 1.0 / PLANE_BITS;
+    // Terms until the Poisson tail is negligible (at least 40 past the mean).
+    let last = (lambda * 4.0 + 40.0) as u32;
+    while n <= last {
+        let fill = 1.0 - miss.powf(f64::from(k * n));
+        sum += p * fill.powi(k as i32);
+        n += 1;
+        p *= lambda / f64::from(n);
+    }
+    sum
+}
+
+/// The rate at the worst moment with `lambda` keys per full plane of a line.
+pub(crate) fn worst_fpr(lambda: f64, k: u32, arrival: Arrival) -> f64 {
+    let full = match arrival {
+        Arrival::Steady => 4,
+        Arrival::WorstBurst => 2,
+    };
+    1.0 - (1.0 - plane_fpr(lambda, k)).powi(full)
+}
+
+/// The most keys per plane of a line, and the `k` for them, at which the worst moment's
+/// rate is at most `fpr`.
+pub(crate) fn keys_per_plane(fpr: f64, arrival: Arrival) -> (f64, u32) {
+    let mut best = (0.0, 1);
+    for k in 1..=16 {
+        let (mut lo, mut hi) = (0.0f64, 512.0f64);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if worst_fpr(mid, k, arrival) <= fpr {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo > best.0 {
+            best = (lo, k);
+        }
+    }
+    best
+}
+
+/// Lines and `k` for `capacity` keys per window of `window_nanos`, epochs of `epoch_nanos`.
+pub(crate) fn size_planes(
+    capacity: u64,
+    fpr: f64,
+    arrival: Arrival,
+    window_nanos: u64,
+    epoch_nanos: u64,
+) -> (u64, u32) {
+    let (lambda, k) = keys_per_plane(fpr, arrival);
+    // Keys in one plane: an epoch's share of the window at a steady rate, the whole
+    // window's in the worst burst.
+    let per_plane = match arrival {
+        Arrival::Steady => capacity as f64 * epoch_nanos as f64 / window_nanos as f64,
+        Arrival::WorstBurst => capacity as f64,
+    };
+    (((per_plane / lambda).ceil() as u64).max(1), k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_steady_planes_take_22_bits_per_key_at_1_percent() {
+        let (lambda, k) = keys_per_plane(0.01, Arrival::Steady);
+        // 512 bits a line, three epochs a window: 512 / (3 λ) bits per key of the window.
+        let bits = 512.0 / (3.0 * lambda);
+        assert_eq!(k, 7);
+        assert!((21.8..22.0).contains(&bits), "{bits}");
+        let (burst, _) = keys_per_plane(0.01, Arrival::WorstBurst);
+        assert!(
+            burst < lambda * 1.3 && burst > lambda,
+            "{burst} vs {lambda}"
+        );
+        // A month's window: the epoch is a third of it (plus a third of a second).
+        let month = 30 * 86_400 * 1_000_000_000u64;
+        let (lines, k) = size_planes(
+            1_000_000,
+            0.01,
+            Arrival::Steady,
+            month,
+            (month + 1_000_000_000) / 3,
+        );
+        assert_eq!(k, 7);
+        let bits_per_key = lines as f64 * 512.0 / 1e6;
+        assert!((21.8..22.0).contains(&bits_per_key), "{bits_per_key}");
+    }
+
+    #[test]
+    fn the_rate_grows_with_the_keys_and_k_has_an_optimum() {
+        assert_eq!(plane_fpr(0.0, 7), 0.0);
+        assert!(plane_fpr(4.0, 7) < plane_fpr(8.0, 7));
+        assert!(worst_fpr(8.0, 7, Arrival::Steady) > worst_fpr(8.0, 7, Arrival::WorstBurst));
+        assert!(plane_fpr(7.8, 7) < plane_fpr(7.8, 2) && plane_fpr(7.8, 7) < plane_fpr(7.8, 16));
+    }
+}
