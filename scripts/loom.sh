@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 export RUSTFLAGS="--cfg blockbloom_loom ${RUSTFLAGS:-}"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true
-exec cargo test --release --target-dir target/loom -p blockbloom-loom-tests --test loom --test expiring "$@"
+exec cargo test --release --target-dir target/loom -p blockbloom-loom-tests --test loom --test expiring --test planes "$@"

@@ -34,6 +34,13 @@ pub mod url;
 #[path = "bench_support.rs"]
 pub mod __bench;
 
+/// The expiring filter's planes protocol alone, for its loom models (issue 53).
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod __planes {
+    pub use crate::expiring::planes::PlanesModel;
+}
+
 pub use bitset::AtomicBitSet;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;

@@ -14,6 +14,18 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ord
 #[cfg(not(blockbloom_loom))]
 pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
+/// Where a protocol relies on SeqCst loads and read-modify-writes forming one total order
+/// (the expiring filter's planes: a store-buffering pattern), a SeqCst fence for loom, which
+/// models SeqCst accesses as AcqRel (and would report executions no SeqCst program has) but
+/// SeqCst fences exactly; nothing otherwise, where the accesses themselves are SeqCst (on
+/// x86 a load is then a plain `mov` and a read-modify-write a locked instruction, a full
+/// barrier already).
+#[inline(always)]
+pub(crate) fn seq_cst_order() {
+    #[cfg(blockbloom_loom)]
+    fence(Ordering::SeqCst);
+}
+
 /// Process-wide state outside the filters (the random-seed and temporary-file counters, the
 /// CPU's `prefetchw` answer, the forked child's descriptors' owner): always
 /// `core`'s atomics, since loom's cannot live in a `static` and these take no part in any

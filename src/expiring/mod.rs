@@ -6,7 +6,7 @@ mod claim;
 mod epochs;
 mod estimates;
 mod persist;
-mod planes;
+pub(crate) mod planes;
 pub(crate) mod window;
 
 use core::fmt;

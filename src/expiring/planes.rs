@@ -26,7 +26,7 @@
 #![allow(dead_code)] // wired in next
 
 use crate::line::{Line, PlaneClaim, WORDS};
-use crate::sync::{AtomicU64, Ordering::SeqCst};
+use crate::sync::{seq_cst_order, AtomicU64, Ordering::SeqCst};
 
 /// Planes per line, and the epochs of a window (the fourth plane holds the epoch that is
 /// ending, or is being reclaimed).
@@ -101,6 +101,8 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
     let (mut n, mut after) = (n, None);
     loop {
         let e = PlaneEpoch::at(n);
+        // The newest epoch was read before the line (the caller's read, or ours below).
+        seq_cst_order();
         let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
         if e.holds(&words, mask, after) {
             return false;
@@ -109,6 +111,8 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
             PlaneClaim::Lost => return false,
             PlaneClaim::Stale => n = n.max(newest.load(SeqCst)).max(n + 1),
             PlaneClaim::Won => {
+                // The winning write before the re-read of the newest epoch.
+                seq_cst_order();
                 let now = newest.load(SeqCst);
                 if now <= n {
                     return true;
@@ -116,6 +120,53 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
                 (after, n) = (Some(n), now);
             }
         }
+    }
+}
+
+/// One line and a newest-epoch word: the planes protocol alone, for its loom models
+/// (hidden; feature `internals`).
+#[cfg(feature = "internals")]
+pub struct PlanesModel {
+    line: Line,
+    newest: AtomicU64,
+}
+
+#[cfg(feature = "internals")]
+impl PlanesModel {
+    /// An empty line whose newest epoch is `n`.
+    pub fn new(n: u64) -> PlanesModel {
+        PlanesModel {
+            line: Line::new(),
+            newest: AtomicU64::new(n),
+        }
+    }
+    /// Moves the newest epoch on to `n` (SeqCst, as the filter's clock line).
+    pub fn advance(&self, n: u64) {
+        self.newest.fetch_max(n, SeqCst);
+    }
+    /// The newest epoch.
+    pub fn newest(&self) -> u64 {
+        self.newest.load(SeqCst)
+    }
+    /// [`insert_if_absent`] for a caller that read the newest epoch as `n`.
+    pub fn insert_if_absent(&self, n: u64, mask: [u64; 2]) -> bool {
+        insert_if_absent(&self.line, &self.newest, n, mask)
+    }
+    /// The negative control: the claim in `n`'s plane without the re-read of the newest
+    /// epoch after a win. Two callers across an epoch change can both win.
+    pub fn insert_if_absent_without_re_read(&self, n: u64, mask: [u64; 2]) -> bool {
+        let e = PlaneEpoch::at(n);
+        seq_cst_order();
+        let words: [u64; WORDS] = core::array::from_fn(|i| self.line.word(i).load(SeqCst));
+        !e.holds(&words, mask, None)
+            && self
+                .line
+                .claim_plane(e.plane, e.label, mask, |l| e.replaceable(e.plane, l))
+                == PlaneClaim::Won
+    }
+    /// [`contains`] in epoch `n`.
+    pub fn contains(&self, n: u64, mask: [u64; 2]) -> bool {
+        contains(&self.line, n, mask)
     }
 }
 
