@@ -95,6 +95,32 @@ impl PlaneEpoch {
     }
 }
 
+/// The epoch of a word of plane `q` with label `l` (nonzero), for a sweep that read the
+/// newest epoch as `newest` after the word: the one epoch `≤ newest` of that plane and
+/// label within 60 (a writer publishes its epoch before it writes, so the word's is at
+/// most `newest`; the sweep margin keeps every word younger than 56 epochs).
+pub(crate) fn epoch_of(q: usize, l: u64, newest: u64) -> u64 {
+    let r = (l - 1) % LABELS;
+    // x ≡ q (mod 4) and x ≡ r (mod 15): one residue mod 60.
+    let x60 = (0..PLANES)
+        .map(|j| r + LABELS * j)
+        .find(|x| x % PLANES == q as u64)
+        .expect("4 and 15 are coprime");
+    newest - (newest + 60 - x60) % 60
+}
+
+/// What the sweep leaves of word `v` of plane `q` when the newest epoch is `newest`
+/// (read after the word): `v`, or 0 if its epoch is dead for every caller (4 or more
+/// before the newest).
+pub(crate) fn swept(v: u64, q: usize, newest: u64) -> u64 {
+    let l = v >> crate::line::LABEL_SHIFT;
+    if l == 0 || newest - epoch_of(q, l, newest) < PLANES {
+        v
+    } else {
+        0
+    }
+}
+
 /// `insert_if_absent` of the key whose plane mask is `mask`, in `line`, for a caller that
 /// read the newest epoch `newest` as `n`: the protocol above.
 pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u64; 2]) -> bool {
@@ -197,6 +223,21 @@ mod tests {
                 assert!(e.replaceable(q, 0));
             }
         }
+    }
+
+    #[test]
+    fn the_sweep_clears_a_word_four_to_55_epochs_old_and_nothing_younger() {
+        use crate::line::LABEL_SHIFT;
+        for x in 60..200u64 {
+            let q = (x % PLANES) as usize;
+            let v = label(x) << LABEL_SHIFT | 0b101;
+            for newest in x..x + 56 {
+                assert_eq!(epoch_of(q, label(x), newest), x, "x {x} newest {newest}");
+                let want = if newest - x < 4 { v } else { 0 };
+                assert_eq!(swept(v, q, newest), want, "x {x} newest {newest}");
+            }
+        }
+        assert_eq!(swept(0, 1, 500), 0);
     }
 
     #[test]
