@@ -149,6 +149,33 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
     }
 }
 
+/// The false-positive rate of a line for a caller in epoch `n`, from its words: a query
+/// tests each plane under its live labels, so the line's rate is `1 − Π (1 − f_q^k)`, `f_q`
+/// the share of plane `q`'s 120 bits set under one live label (a word under another label
+/// holds none of the plane's keys).
+pub(crate) fn line_fpr(words: &[u64; WORDS], n: u64, k: u32) -> f64 {
+    use crate::line::{DATA, LABEL_SHIFT};
+    let e = PlaneEpoch::at(n);
+    let mut none = 1.0;
+    for q in 0..PLANES as usize {
+        // The live label with the most bits set in this plane, and those bits.
+        let ones = e.live[q]
+            .iter()
+            .map(|&l| {
+                (0..2)
+                    .map(|w| words[2 * q + w])
+                    .filter(|v| v >> LABEL_SHIFT == l)
+                    .map(|v| (v & DATA).count_ones())
+                    .sum::<u32>()
+            })
+            .max()
+            .unwrap_or(0);
+        let fill = f64::from(ones) / f64::from(crate::layout::PLANE_BITS);
+        none *= 1.0 - fill.powi(k as i32);
+    }
+    1.0 - none
+}
+
 /// One line and a newest-epoch word: the planes protocol alone, for its loom models
 /// (hidden; feature `internals`).
 #[cfg(feature = "internals")]
@@ -238,6 +265,47 @@ mod tests {
             }
         }
         assert_eq!(swept(0, 1, 500), 0);
+    }
+
+    /// The rate from the live bits against the rate measured with absent keys, in lines
+    /// filled with an epoch's keys in each plane.
+    #[test]
+    fn the_estimated_rate_is_the_measured_one() {
+        let hasher = crate::hash::KeyHasher::new(3);
+        let k = 7;
+        let (lines, per_plane) = (2_000usize, 8usize);
+        let store: Vec<Line> = (0..lines).map(|_| Line::new()).collect();
+        let newest = AtomicU64::new(0);
+        let mut key = 0u64;
+        for n in 100..104u64 {
+            newest.store(n, SeqCst);
+            for line in &store {
+                for _ in 0..per_plane {
+                    let mask = crate::layout::plane_mask(hasher.hash(&key), k);
+                    insert_if_absent(line, &newest, n, mask);
+                    key += 1;
+                }
+            }
+        }
+        let estimated: f64 = store
+            .iter()
+            .map(|l| line_fpr(&core::array::from_fn(|i| l.word(i).load(SeqCst)), 103, k))
+            .sum::<f64>()
+            / lines as f64;
+        let probes = 200_000u64;
+        let fp = (0..probes)
+            .filter(|i| {
+                let h = hasher.hash(&(u64::MAX - i));
+                let line = &store[(*i as usize) % lines];
+                contains(line, 103, crate::layout::plane_mask(h, k))
+            })
+            .count() as f64
+            / probes as f64;
+        eprintln!("estimated {estimated}, measured {fp}");
+        assert!(
+            (fp * 0.85..fp * 1.15).contains(&estimated),
+            "{estimated} vs {fp}"
+        );
     }
 
     #[test]
