@@ -39,6 +39,8 @@ pub mod __bench;
 #[doc(hidden)]
 pub mod __planes {
     pub use crate::expiring::planes::PlanesModel;
+    #[cfg(not(blockbloom_loom))]
+    pub use crate::expiring::prototype::PlanesPrototype;
 }
 
 pub use bitset::AtomicBitSet;

@@ -7,6 +7,8 @@ mod epochs;
 mod estimates;
 mod persist;
 pub(crate) mod planes;
+#[cfg(all(feature = "internals", not(blockbloom_loom)))]
+pub(crate) mod prototype;
 pub(crate) mod window;
 
 use core::fmt;
