@@ -124,9 +124,24 @@ pub(crate) fn swept(v: u64, q: usize, newest: u64) -> u64 {
 /// `insert_if_absent` of the key whose plane mask is `mask`, in `line`, for a caller that
 /// read the newest epoch `newest` as `n`: the protocol above.
 pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u64; 2]) -> bool {
-    let (mut n, mut after) = (n, None);
+    insert_if_absent_in(line, newest, &PlaneEpoch::at(n), mask)
+}
+
+/// [`insert_if_absent`] with the epoch's labels computed once (a batch's).
+#[inline(always)]
+pub(crate) fn insert_if_absent_in(
+    line: &Line,
+    newest: &AtomicU64,
+    first: &PlaneEpoch,
+    mask: [u64; 2],
+) -> bool {
+    let (mut n, mut after) = (first.n, None);
     loop {
-        let e = PlaneEpoch::at(n);
+        let e = if n == first.n {
+            *first
+        } else {
+            PlaneEpoch::at(n)
+        };
         // The newest epoch was read before the line (the caller's read, or ours below).
         seq_cst_order();
         let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));

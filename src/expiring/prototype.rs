@@ -6,7 +6,9 @@
 
 use core::hash::Hash;
 
-use super::planes::{contains, insert_if_absent, line_fpr, EPOCHS_PER_WINDOW};
+use super::planes::{
+    contains, insert_if_absent, insert_if_absent_in, line_fpr, PlaneEpoch, EPOCHS_PER_WINDOW,
+};
 use crate::error::Error;
 use crate::filter::pipeline;
 use crate::hash::{random_seed, KeyHasher};
@@ -44,7 +46,8 @@ impl PlanesPrototype {
         let epoch_nanos = (window_nanos + SKEW_NANOS).div_ceil(EPOCHS_PER_WINDOW);
         let (n, k) = size_planes(capacity, fpr, arrival, window_nanos, epoch_nanos);
         Ok(PlanesPrototype {
-            lines: Lines::zeroed(n as usize)?,
+            // On huge pages from the first touch, as the expiring filter in memory.
+            lines: Lines::zeroed_with(n as usize, crate::storage::HugePages::Now)?,
             newest: AtomicU64::new(0),
             hasher: KeyHasher::new(random_seed()),
             k,
@@ -104,12 +107,14 @@ impl PlanesPrototype {
     /// `insert_if_absent` of a batch at `t` (one epoch for the batch), through the plain
     /// filter's prefetch pipeline.
     pub fn insert_if_absent_many_at<K: Hash>(&self, keys: &[K], t: u64, out: &mut [bool]) {
-        let n = self.epoch(t);
+        let e = PlaneEpoch::at(self.epoch(t));
         pipeline(
             keys,
             |k| self.hasher.hash(k),
             |h| prefetch_write(self.line(h)),
-            |i, h| out[i] = insert_if_absent(self.line(h), &self.newest, n, plane_mask(h, self.k)),
+            |i, h| {
+                out[i] = insert_if_absent_in(self.line(h), &self.newest, &e, plane_mask(h, self.k))
+            },
         );
     }
 
