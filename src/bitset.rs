@@ -257,6 +257,7 @@ impl AtomicBitSet {
             block_bits: 512,
             window_nanos: 0,
             key_format: 0,
+            version: crate::format::FORMAT_VERSION,
         };
         write_snapshot(out, &h, 0, &self.lines)
     }

@@ -5,7 +5,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`) |
-//! | 8 | 4 | format version: 3 ([`FORMAT_VERSION`]); versions 1 and 2 (a 64-byte header without the fields from offset 64 on) are read as snapshots only |
+//! | 8 | 4 | format version: 4 ([`FORMAT_VERSION`]); version 3 is the same but for an expiring filter's lines (4-bit stamps, refused: [`EXPIRING_SINCE`]); versions 1 and 2 (a 64-byte header without the fields from offset 64 on) are read as snapshots only |
 //! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID)) |
 //! | 16 | 16 | hash key (seed, `u128`) |
 //! | 32 | 8 | number of 64-byte lines `B` (≥ 1): 512-bit blocks, or `512 / block bits` smaller blocks each |
@@ -36,8 +36,10 @@
 //! sweep (0: none yet), word 2 the window in nanoseconds, word 3 one more than the first
 //! epoch used (0: none), words 4 and 5 the sweep in progress (one more than its epoch in the
 //! high 40 bits; the chunks claimed, and done, in the low 24), word 6 the time of the first
-//! call in nanoseconds since 1970 (0: none), word 7 0. Its other lines hold
-//! 128 four-bit stamps each (`k` the stamps per key, the capacity per window).
+//! call in nanoseconds since 1970 (0: none), word 7 0. Its other lines hold four planes
+//! each: plane `p` is words `2p` and `2p + 1`, each with a label in its top 4 bits (an
+//! epoch mod 15, plus 1; 0: empty) and 60 bits of keys below (`k` bits per key, the
+//! capacity per window).
 //!
 //! Integrity: every open checks the header checksum (O(1)), so no parameter of a damaged
 //! file is ever used; a file whose flag bit 0 is clear (its last user closed it) also has
@@ -56,7 +58,10 @@ pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
 /// The newest format version, the one this build writes: a 128-byte header with its own
 /// checksum. Versions 1 and 2 (a 64-byte header, no header checksum) are read as snapshots,
 /// whose checksum covers everything, but never opened as files.
-pub(crate) const FORMAT_VERSION: u32 = 3;
+pub(crate) const FORMAT_VERSION: u32 = 4;
+/// The first version whose expiring filters are planes (`expiring/planes.rs`); an expiring
+/// filter of an earlier version is refused, with how to rebuild it.
+pub(crate) const EXPIRING_SINCE: u32 = 4;
 /// Flag (header offset 44): a file-backed filter has the file open, or its last user did
 /// not close it; the checksum is then not current. Snapshot readers refuse such a file.
 pub(crate) const IN_USE: u16 = 1;

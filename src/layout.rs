@@ -72,12 +72,6 @@ pub(crate) fn positions<const LOG2_SLOTS: u32>(
         .map(move |salt| position::<LOG2_SLOTS>(h, *salt))
 }
 
-/// The `i`-th of [`positions`], computed alone (`i < k`).
-#[inline(always)]
-pub(crate) fn nth_position<const LOG2_SLOTS: u32>(h: u64, i: u32) -> u32 {
-    position::<LOG2_SLOTS>(h, SALTS[i as usize])
-}
-
 #[inline(always)]
 fn position<const LOG2_SLOTS: u32>(h: u64, salt: u64) -> u32 {
     (h.wrapping_mul(salt) >> (64 - LOG2_SLOTS)) as u32
@@ -100,7 +94,7 @@ pub(crate) fn slot_word_and_shift(slot: u32) -> (usize, u32) {
     ((slot >> 4) as usize, (slot & 15) * 4)
 }
 
-/// A key's 4-bit slots (a counting filter's counters, an expiring filter's stamps): for
+/// A key's 4-bit slots (a counting filter's counters, Redis's expiring stamps): for
 /// each word, the low bit of each of its distinct slots there.
 #[inline(always)]
 pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
@@ -119,7 +113,6 @@ pub(crate) const PLANE_BITS: u32 = 2 * PLANE_WORD_BITS;
 
 /// A key's `k` bits in a 120-bit plane, as the masks of the plane's two words (bits 0..60
 /// of each): position `i` is the top 32 bits of `h · SALT[i]` scaled to 0..120.
-#[allow(dead_code)] // issue 53: the planes layout, wired in next
 #[inline(always)]
 pub(crate) fn plane_mask(h: u64, k: u32) -> [u64; 2] {
     let mut m = [0u64; 2];
@@ -167,18 +160,16 @@ impl Probe {
 }
 
 /// Where a key's 4-bit slots lie in a [`CountingBloomFilter`](crate::CountingBloomFilter)
-/// (its counters) or an [`ExpiringBloomFilter`](crate::ExpiringBloomFilter) (its stamps):
-/// the line and which of its 128 slots (slot `s` is bits `4s..4s+4` of the line).
+/// (its counters) or in `blockbloom-redis`'s expiring filter (its stamps): the line and
+/// which of its 128 slots (slot `s` is bits `4s..4s+4` of the line).
 ///
 /// ```
-/// use blockbloom::{ExpiringBloomFilter, Layout};
-/// use std::time::Duration;
-/// let b = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(1000).seed(3);
-/// let l: Layout = b.clone().layout()?;
+/// use blockbloom::Layout;
+/// let l = Layout::new(3, 100, 7)?;
 /// let p = l.probe_slots("https://example.com/");
 /// assert!(p.line() < l.num_lines() as usize);
 /// assert!(p.slots().count_ones() >= 1 && p.slots().count_ones() <= l.num_hashes());
-/// assert_eq!(b.build()?.layout().probe_slots("https://example.com/"), p);
+/// assert_eq!(Layout::new(3, 100, 7)?.probe_slots("https://example.com/"), p);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

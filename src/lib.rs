@@ -34,13 +34,11 @@ pub mod url;
 #[path = "bench_support.rs"]
 pub mod __bench;
 
-/// The expiring filter's planes protocol alone, for its loom models (issue 53).
+/// The expiring filter's planes protocol alone, for its loom models.
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod __planes {
     pub use crate::expiring::planes::PlanesModel;
-    #[cfg(not(blockbloom_loom))]
-    pub use crate::expiring::prototype::PlanesPrototype;
 }
 
 pub use bitset::AtomicBitSet;

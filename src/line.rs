@@ -263,7 +263,6 @@ pub(crate) const LABEL_SHIFT: u32 = 60;
 pub(crate) const DATA: u64 = (1 << LABEL_SHIFT) - 1;
 
 /// What [`Line::claim_plane`] found.
-#[allow(dead_code)] // issue 53: the planes layout, wired in next
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PlaneClaim {
     /// This call set the last of the key's bits under its label: the key is new.
@@ -275,7 +274,6 @@ pub(crate) enum PlaneClaim {
     Stale,
 }
 
-#[allow(dead_code)] // issue 53: the planes layout, wired in next
 impl Line {
     /// Sets `mask` (bits 0..60 of each word) in plane `p` (words `2p`, `2p + 1`) under
     /// `label`, replacing a word whose label `replaceable` says may go (an empty word, or

@@ -140,7 +140,7 @@ pub fn counting_fpr(counters_per_key: f64, k: u32) -> f64 {
 const MAX_TERMS: u64 = 1024;
 
 /// The blocked formula for blocks of `slots` slots.
-fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
+pub(crate) fn fpr_in_blocks(bits_per_key: f64, k: u32, slots: f64) -> f64 {
     fpr_in_blocks_with(bits_per_key, k, slots, MAX_TERMS)
 }
 
@@ -574,7 +574,9 @@ pub fn fpr_of_fills(fills: impl Iterator<Item = u32>, slots: u32, k: u32) -> f64
 
 mod false_positives;
 pub(crate) mod planes;
-pub(crate) use false_positives::{blocked_false_positives, expected_false_positives};
+pub(crate) use false_positives::{
+    blocked_false_positives, expected_false_positives, false_positives_among_offered,
+};
 pub use false_positives::{false_positives_over_fill, keys_from_ones};
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
 use crate::format::{
-    EXPIRES, FORMAT_VERSION, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT,
+    EXPIRES, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT,
     LEGACY_HEADER_BYTES, WINDOW_AT,
 };
 use crate::line::{Line, LINE_BYTES};
@@ -79,6 +79,8 @@ pub(crate) struct Header {
     pub(crate) window_nanos: u64,
     /// How the keys were made from their input (0: as given).
     pub(crate) key_format: u64,
+    /// The format version it was read with ([`FORMAT_VERSION`](crate::format::FORMAT_VERSION) in a header made here).
+    pub(crate) version: u32,
 }
 
 /// The header checksum of `header` (its bytes before [`HEADER_CHECK_AT`], flag `IN_USE`
@@ -92,12 +94,13 @@ pub(crate) fn header_check(header: &[u8]) -> u64 {
 }
 
 impl Header {
-    /// The header's bytes (version [`FORMAT_VERSION`], with its checksum), with `flags` in
-    /// the field at offset 44 (0 in a snapshot).
+    /// The header's bytes (its version: [`FORMAT_VERSION`](crate::format::FORMAT_VERSION) for a header made here, a file's
+    /// own for one read from it; with its checksum), with `flags` in the field at offset 44
+    /// (0 in a snapshot).
     pub(crate) fn encode(&self, flags: u16) -> [u8; HEADER_BYTES] {
         let mut header = [0u8; HEADER_BYTES];
         header[0..8].copy_from_slice(&self.magic);
-        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[8..12].copy_from_slice(&self.version.to_le_bytes());
         header[12..16].copy_from_slice(&self.hash_id.to_le_bytes());
         header[16..32].copy_from_slice(&self.seed.to_le_bytes());
         header[32..40].copy_from_slice(&self.nlines.to_le_bytes());
@@ -123,7 +126,7 @@ impl Header {
     }
 
     /// Parses a header with magic `magic` (all of it: [`len_of`](Self::len_of) its first 64
-    /// bytes): checks the magic, the version, the header checksum (version 3) and the
+    /// bytes): checks the magic, the version, the header checksum (versions 3 and 4) and the
     /// reserved bytes, and returns the fields and the flags (the field at offset 44).
     pub(crate) fn decode(header: &[u8], magic: [u8; 8]) -> Result<(Header, u16), Error> {
         if header.len() < LEGACY_HEADER_BYTES || header[0..8] != magic {
@@ -134,13 +137,13 @@ impl Header {
         let block_bits = match version {
             1 if block_field == 0 => 512,
             1 => return Err(Error::InvalidSnapshot("unknown flags in the header")),
-            2 | 3 if crate::math::BLOCK_SIZES.contains(&u32::from(block_field)) => {
+            2..=4 if crate::math::BLOCK_SIZES.contains(&u32::from(block_field)) => {
                 u32::from(block_field)
             }
-            2 | 3 => return Err(Error::InvalidSnapshot("block size out of range")),
+            2..=4 => return Err(Error::InvalidSnapshot("block size out of range")),
             _ => return Err(Error::UnsupportedVersion(version)),
         };
-        let (window_nanos, key_format) = if version == FORMAT_VERSION {
+        let (window_nanos, key_format) = if version >= 3 {
             if header.len() < HEADER_BYTES {
                 return Err(Error::Truncated);
             }
@@ -170,8 +173,23 @@ impl Header {
             block_bits,
             window_nanos,
             key_format,
+            version,
         };
         Ok((h, u16::from_le_bytes([header[44], header[45]])))
+    }
+
+    /// Refuses an expiring filter of a version before the planes layout, with how to
+    /// rebuild it.
+    pub(crate) fn check_expiring_version(&self) -> Result<(), Error> {
+        if self.version < crate::format::EXPIRING_SINCE {
+            return Err(Error::InvalidSnapshot(
+                "an expiring filter of format version 3 or earlier (4-bit stamps), which this \
+                 build does not read: rebuild it by deleting it and creating it again with \
+                 the same options (`--expire-after` on the command line); what it remembered \
+                 is new once more",
+            ));
+        }
+        Ok(())
     }
 
     /// Checks a filter's header fields (everything [`decode`](Self::decode) does not).

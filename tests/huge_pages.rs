@@ -160,7 +160,7 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
     let expiring = |huge: bool| {
         blockbloom::ExpiringBloomFilter::builder()
             .expire_after(std::time::Duration::from_secs(3600))
-            .capacity(1_000_000) // 11 MB
+            .capacity(4_000_000) // 11 MB
             .seed(1)
             .huge_pages(huge)
             .build()

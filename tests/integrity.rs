@@ -307,6 +307,84 @@ fn files_of_format_version_2_are_refused_with_how_to_convert_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `path`'s file rewritten as format version 3 wrote it, both checksums made anew (the
+/// header's and the lines', which may be followed by padding to a page's end).
+fn as_version_3(path: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..120]);
+    bytes[120..128].copy_from_slice(&sum.to_le_bytes());
+    let end = HEADER + 64 * u64::from_le_bytes(bytes[32..40].try_into().unwrap()) as usize;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+    bytes[end..end + 8].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(path, &bytes).unwrap();
+    bytes
+}
+
+/// A plain file of format version 3, closed cleanly, opens with its lines checked as
+/// before: version 4 changed only the expiring filter's lines.
+#[test]
+fn a_plain_file_of_format_version_3_opens_as_before() {
+    let dir = temp_dir("plain-v3");
+    let path = dir.join("old.bloom");
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .seed(7)
+        .open_file(&path)
+        .unwrap();
+    f.insert("x");
+    f.close().unwrap();
+    as_version_3(&path);
+    let g = BloomFilter::open_file_existing(&path).unwrap();
+    assert!(g.contains("x") && !g.contains("y"));
+    g.close().unwrap();
+    assert!(BloomFilter::load(&path).unwrap().contains("x"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An expiring file of format version 3 (4-bit stamps) is refused by every open and by
+/// `load`, with how to rebuild it, and left as it was; rebuilt as the message says, it
+/// works.
+#[test]
+fn an_expiring_file_of_format_version_3_is_refused_with_how_to_rebuild_it() {
+    let dir = temp_dir("expiring-v3");
+    let path = dir.join("old.bloom");
+    let day = Duration::from_secs(86_400);
+    let builder = || {
+        ExpiringBloomFilter::builder()
+            .expire_after(day)
+            .capacity(1000)
+            .seed(7)
+    };
+    let f = builder().open_file(&path).unwrap();
+    f.insert("x");
+    f.close().unwrap();
+    let bytes = as_version_3(&path);
+    let refusals = [
+        builder().open_file(&path).unwrap_err(),
+        ExpiringBloomFilter::open_file_existing(&path).unwrap_err(),
+        ExpiringBloomFilter::load(&path).unwrap_err(),
+    ];
+    for e in refusals {
+        let msg = e.to_string();
+        assert!(
+            msg.contains("version 3") && msg.contains("rebuild"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("creating it again with the same options"),
+            "{msg}"
+        );
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "left as it was");
+    // The rebuild the message names.
+    std::fs::remove_file(&path).unwrap();
+    let g = builder().open_file(&path).unwrap();
+    assert!(g.insert_if_absent("x") && g.contains("x"));
+    drop(g);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Every builder records the key format it is given in its files, reads it back, and
 /// refuses a file made with another (`Error::Conflict`, `what` "key format").
 #[test]

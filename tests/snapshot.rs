@@ -88,7 +88,7 @@ fn trailing_bytes_are_refused() {
     ));
 }
 
-/// The header checksum (format version 3, docs/FILES.md): XXH3-64 of bytes 0..120 with the
+/// The header checksum (format versions 3 and 4, docs/FILES.md): XXH3-64 of bytes 0..120 with the
 /// in-use flag (bit 0 at offset 44) cleared, at offset 120.
 fn reseal_header(bytes: &mut [u8]) {
     let mut head = bytes[..120].to_vec();
@@ -122,8 +122,8 @@ fn each_header_check_has_its_error() {
     );
     assert_eq!(with_header(|b| b[0] = b'X').unwrap_err(), Error::BadMagic);
     assert_eq!(
-        with_header(|b| b[8..12].copy_from_slice(&4u32.to_le_bytes())).unwrap_err(),
-        Error::UnsupportedVersion(4)
+        with_header(|b| b[8..12].copy_from_slice(&5u32.to_le_bytes())).unwrap_err(),
+        Error::UnsupportedVersion(5)
     );
     // Version 2 (blocks smaller than 512 bits) must name its block size.
     assert!(matches!(

@@ -184,16 +184,10 @@ impl RedisBuilder {
         }
         let seed = seed.or(self.seed).unwrap_or_else(blockbloom::random_seed);
         let (blocks, k, window_ns) = match self.expire_after.filter(|_| self.expiring) {
-            // Exactly the local expiring filter's stamp lines (without its clock line).
+            // The generations' stamp lines (`expiring.rs`).
             Some(w) => {
-                let l = blockbloom::ExpiringBloomFilter::builder()
-                    .expire_after(w)
-                    .capacity(capacity)
-                    .fpr(self.fpr)
-                    .arrival(self.arrival)
-                    .seed(seed)
-                    .layout()?;
-                (l.num_lines(), l.num_hashes(), w.as_nanos() as u64)
+                let (lines, k) = crate::expiring::stamp_sizing(capacity, self.fpr, self.arrival)?;
+                (lines, k, w.as_nanos() as u64)
             }
             // Exactly the local builder's sizing, so `to_local` / `export` line up block
             // for block.

@@ -13,24 +13,26 @@ use crate::{Error, RedisBloomFilter, RedisBuilder, Result};
 /// Bytes per line in a generation: 128 slots of one bit.
 pub(crate) const GENERATION_LINE_BYTES: u64 = 16;
 
-/// An [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter) shared by every process that
-/// opens it by name: a key is seen for `expire_after` after the insert that added it, and
-/// new again at most 25% later, with the same epochs, the same slots and the same answers
-/// as the local filter of the same seed for the same keys and times.
+/// An expiring filter shared by every process that opens it by name, with the API of the
+/// local [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter): a key is seen for
+/// `expire_after` after the insert that added it, and new again at most 25% later. Its
+/// epochs are quarter windows ([`ExpiryWindow::in_quarters`]) and its slots a counting
+/// filter's (`stamp_sizing`): not the local filter's planes, so the two answer alike for
+/// the same keys and times but for false positives and the last quarter window.
 ///
 /// # How it is stored
 /// Each shard `{name.i}.bits` holds the header (as a plain filter's shard), the window,
 /// the newest epoch any call used, and which generations exist. The bits live in
 /// *generations*: `{name.i}.g.<epoch>` holds, for every line of the shard, one bit per
-/// slot, set for the keys inserted in that epoch (where the local filter writes the
-/// epoch's stamp). A generation is created by the first insert of its epoch, at its full
+/// slot, set for the keys inserted in that epoch. A generation is created by the first insert of its epoch, at its full
 /// length, with `PEXPIREAT` set to when no caller can read it any more (4 epochs plus the
 /// tolerated lag after its own, plus a second): **the server frees old generations
 /// itself**; no client sweeps. Keys of one shard share a hash slot (the `{name.i}` tag), so
 /// a Redis Cluster spreads the shards and each call's generations are on one node.
 ///
 /// # Guarantees
-/// As the local filter's, on the server's single-threaded calls: a key is present if each
+/// As the local filter's (in quarter windows), on the server's single-threaded calls: a
+/// key is present if each
 /// of its slots is set in a generation of the last 4 epochs (or up to the lag ahead); a
 /// caller works in its own epoch or the shard's newest less the lag, whichever is later
 /// (time going backwards never forgets a key); each shard's check-and-set is one atomic
@@ -149,7 +151,7 @@ impl RedisBuilder {
         let w = self
             .expire_after
             .ok_or(Error::Filter(blockbloom::Error::MissingWindow))?;
-        ExpiryWindow::new(w)?;
+        ExpiryWindow::in_quarters(w)?;
         self.expiring = true;
         Ok(self)
     }
@@ -190,7 +192,7 @@ impl RedisBloomFilter {
 
 impl RedisExpiringBloomFilter {
     fn wrap(inner: RedisBloomFilter) -> Result<Self> {
-        let window = ExpiryWindow::new(Duration::from_nanos(inner.meta.window_ns))?;
+        let window = ExpiryWindow::in_quarters(Duration::from_nanos(inner.meta.window_ns))?;
         Ok(RedisExpiringBloomFilter {
             inner,
             window,
@@ -418,20 +420,13 @@ impl RedisExpiringBloomFilter {
     /// What its capacity was sized for: steady arrival's size, or the worst burst's.
     /// Example at [`RedisBuilder::arrival`].
     pub fn arrival(&self) -> Arrival {
-        let steady = blockbloom::ExpiringBloomFilter::builder()
-            .expire_after(self.expire_after())
-            .capacity(self.capacity())
-            .fpr(self.target_fpr())
-            .seed(0)
-            .layout();
-        match steady {
-            Ok(l) if l.num_lines() == self.num_lines() => Arrival::Steady,
+        match stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
+            Ok((lines, _)) if lines == self.num_lines() => Arrival::Steady,
             _ => Arrival::WorstBurst,
         }
     }
 
-    /// Lines (of 128 slots), as the local filter's
-    /// [`num_lines`](blockbloom::ExpiringBloomFilter::num_lines). Example at
+    /// Lines (of 128 slots) of each generation. Example at
     /// [`RedisBuilder::create_expiring`].
     pub fn num_lines(&self) -> u64 {
         self.inner.num_lines()
@@ -533,4 +528,18 @@ impl RedisBuilder {
             requested: want.map_or("an expiring filter".into(), text),
         })
     }
+}
+
+/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
+/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
+/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
+/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
+/// `ExpiringBuilder::layout`.)
+pub(crate) fn stamp_sizing(capacity: u64, fpr: f64, arrival: Arrival) -> Result<(u64, u32)> {
+    let live = match arrival {
+        Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
+        Arrival::WorstBurst => capacity.saturating_mul(2),
+    };
+    let s = blockbloom::math::size_counting(live, fpr)?;
+    Ok((s.blocks, s.hashes))
 }

@@ -24,7 +24,7 @@ impl ExpiringBloomFilter {
     }
 
     /// [`insert_if_absent_at`](Self::insert_if_absent_at) for every key of `keys` at `t`,
-    /// answers in `out[i]`: exactly the answers, stamps and contract of calling it on each
+    /// answers in `out[i]`: exactly the answers, bits and contract of calling it on each
     /// key in order (a key repeated within the batch gets `true` at most once), faster on
     /// large filters — the keys are hashed 16 ahead of their probe and their lines
     /// prefetched, so that many cache misses overlap.

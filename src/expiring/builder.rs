@@ -37,16 +37,6 @@ pub enum Arrival {
     WorstBurst,
 }
 
-impl Arrival {
-    /// The keys live at once at most, for `capacity` per window.
-    pub(crate) fn live_keys(self, capacity: u64) -> u64 {
-        match self {
-            Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
-            Arrival::WorstBurst => capacity.saturating_mul(2),
-        }
-    }
-}
-
 /// Configures an [`ExpiringBloomFilter`]; made by [`ExpiringBloomFilter::builder`].
 ///
 /// ```
@@ -182,17 +172,24 @@ impl ExpiringBuilder {
         ExpiringBloomFilter::from_parts(&p, seed, huge)
     }
 
-    /// Where the filter these options build puts each key ([`Layout::probe_slots`]), without
-    /// its memory: for a copy stored elsewhere (`blockbloom-redis`). Fix the
+    /// Which line the filter these options build gives each key (the line of
+    /// [`Layout::probe`]), and its lines and bits per key, without its memory. Fix the
     /// [`seed`](Self::seed) first (else each call draws one).
     ///
     /// # Errors
     /// Those of [`build`](Self::build).
     ///
-    /// Example at [`SlotProbe`](crate::SlotProbe).
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let b = ExpiringBloomFilter::builder().expire_after(Duration::from_secs(60)).capacity(1000).seed(3);
+    /// let l = b.clone().layout()?;
+    /// assert_eq!((l.num_lines(), l.num_hashes()), (b.build()?.num_lines(), 7));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn layout(self) -> Result<Layout, Error> {
         let p = self.checked()?;
-        let s = super::sizing(p.capacity, p.fpr, p.arrival)?;
+        let s = super::sizing(p.capacity, p.fpr, p.arrival, &p.window)?;
         Layout::new(p.seed.unwrap_or_else(random_seed), s.blocks, s.hashes)
     }
 

@@ -1,5 +1,5 @@
-//! The epoch each call works in, the filter's newest epoch, and the sweeps that clear dead
-//! stamps before their value comes round again (`window.rs` has the rule).
+//! The epoch each call works in (the filter's newest), and the sweeps that clear dead words
+//! before their label comes round again (`planes.rs` has the rule).
 //!
 //! Each newest epoch owes a *pass*: a sweep of the whole filter. It is done a chunk of
 //! [`CHUNK_LINES`] lines per call, by the calls that find a pass owed, so that no call
@@ -8,24 +8,24 @@
 //! finishes the last chunk records the pass in [`SWEPT`]. A pass not done when the next
 //! epoch begins is continued, then a new one starts for the newest epoch. A chunk whose call
 //! dies (SIGKILL) is never counted, so its pass is never recorded: the next epoch's pass
-//! covers it. Stamps that are dead but not yet cleared read as dead; they could come round
-//! as live only `sweep_margin` epochs after the last recorded pass, and no call moves the
+//! covers it. Words that are dead but not yet cleared read as dead; they could come round
+//! as live only [`SWEEP_MARGIN`] epochs after the last recorded pass, and no call moves the
 //! newest epoch that far without sweeping the whole filter first (an idle filter, a replay,
 //! passes that never complete).
 
-use super::window::{Epoch, Sweep};
+use super::planes::{swept, PlaneEpoch, SWEEP_MARGIN};
 use super::{ExpiringBloomFilter, FIRST, FIRST_AT, NEWEST, PASS, PASS_DONE, SWEPT};
 
 #[cfg(test)]
 std::thread_local! {
-    /// Stamp lines swept on this thread (`sweep` counts them, for the tests).
+    /// Key lines swept on this thread (`sweep` counts them, for the tests).
     pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
 use crate::line::Line;
 use crate::storage::{nanos_since_1970, wall_clock_nanos};
 use crate::sync::{
     AtomicU64,
-    Ordering::{AcqRel, Acquire, Relaxed},
+    Ordering::{AcqRel, Acquire, Relaxed, SeqCst},
 };
 use core::cmp::Ordering::{Equal, Greater, Less};
 use std::time::SystemTime;
@@ -54,24 +54,25 @@ impl ExpiringBloomFilter {
         &self.store.lines[0].words()[i]
     }
 
-    /// The epoch a call at `t` works in (guarantee 5): its own, or the newest any call has
-    /// used less the tolerated lag, whichever is later.
+    /// The epoch a call at `t` works in: the newest any call has used, moved on to `t`'s
+    /// own if that is later (guarantee 5: a clock behind works in the newest epoch).
     #[inline]
-    pub(super) fn epoch_at(&self, t: SystemTime) -> Epoch {
+    pub(super) fn epoch_at(&self, t: SystemTime) -> PlaneEpoch {
         self.epoch_at_nanos(nanos_since_1970(t))
     }
 
     /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
     #[inline]
-    pub(super) fn epoch_now(&self) -> Epoch {
+    pub(super) fn epoch_now(&self) -> PlaneEpoch {
         self.epoch_at_nanos(wall_clock_nanos())
     }
 
     /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970; a call in the newest
     /// epoch sweeps a chunk of its pass while one is owed.
     #[inline]
-    fn epoch_at_nanos(&self, nanos: u64) -> Epoch {
-        let newest = self.clock(NEWEST).load(Acquire);
+    fn epoch_at_nanos(&self, nanos: u64) -> PlaneEpoch {
+        // SeqCst: the planes' proof orders this read before the line's (`planes.rs`).
+        let newest = self.clock(NEWEST).load(SeqCst);
         // (Newest epoch 0 is also a filter no call has used: its first call goes on, to
         // record its first epoch, even in epoch 0.)
         if self.window.is_in(nanos, newest) && newest != 0 {
@@ -90,20 +91,19 @@ impl ExpiringBloomFilter {
             }
         }
         if own < newest || (own == newest && self.clock(FIRST).load(Relaxed) != 0) {
-            return self
-                .window
-                .at(own.max(newest.saturating_sub(self.window.lag())));
+            self.sweep_if_owed(newest);
+            return self.window.at(newest);
         }
         self.advance(own, nanos)
     }
 
-    /// Moves the newest epoch on to `n`, sweeping the whole filter first where stamps could
-    /// otherwise alias: the newest epoch never gets `sweep_margin` epochs past the last
-    /// completed pass's, so that every stamp in the filter reads unambiguously against it.
+    /// Moves the newest epoch on to `n`, sweeping the whole filter first where words could
+    /// otherwise alias: the newest epoch never gets [`SWEEP_MARGIN`] epochs past the last
+    /// completed pass's, so that every word in the filter reads unambiguously against it.
     /// Otherwise `n`'s pass is owed, and this call sweeps its first chunk.
     /// `nanos`: the call's time, recorded if it is the filter's first.
     #[cold]
-    fn advance(&self, n: u64, nanos: u64) -> Epoch {
+    fn advance(&self, n: u64, nanos: u64) -> PlaneEpoch {
         let mut swept = self.clock(SWEPT).load(Acquire);
         if swept == 0 {
             if self
@@ -118,24 +118,25 @@ impl ExpiringBloomFilter {
                 .compare_exchange(0, n + 1, AcqRel, Acquire)
             {
                 // The filter's first advance: every call passes here before it writes a
-                // stamp, and the others' compare-exchanges fail after ours, so there is no
-                // stamp yet and nothing to sweep (a sweep would read every page of the new
+                // word, and the others' compare-exchanges fail after ours, so there is no
+                // word yet and nothing to sweep (a sweep would read every page of the new
                 // filter).
                 Ok(_) => {
-                    self.clock(NEWEST).fetch_max(n, AcqRel);
+                    self.clock(NEWEST).fetch_max(n, SeqCst);
                     return self.window.at(n);
                 }
                 Err(now) => swept = now,
             }
         }
-        if n >= swept - 1 + self.window.sweep_margin() {
+        if n >= swept - 1 + SWEEP_MARGIN {
             // Far ahead (an idle filter, a replay): clear what is dead at `n` before any
-            // call can write `n`'s stamps.
-            self.sweep(self.stamp_lines(), n);
+            // call can write in `n`'s plane.
+            self.sweep(self.key_lines(), n);
             self.clock(SWEPT).fetch_max(n + 1, AcqRel);
         }
-        // AcqRel: a call that reads this epoch also sees everything we did before.
-        self.clock(NEWEST).fetch_max(n, AcqRel);
+        // SeqCst (so also Release): a call that reads this epoch also sees everything we
+        // did before, and the planes' proof has it in the order of SeqCst operations.
+        self.clock(NEWEST).fetch_max(n, SeqCst);
         self.sweep_if_owed(n);
         self.window.at(n)
     }
@@ -151,7 +152,7 @@ impl ExpiringBloomFilter {
 
     /// Lines per chunk: [`CHUNK_LINES`], or more where the chunks would not fit the count.
     fn chunk_lines(&self) -> usize {
-        let lines = self.stamp_lines().len();
+        let lines = self.key_lines().len();
         lines.div_ceil(CHUNK_MASK as usize).max(CHUNK_LINES)
     }
 
@@ -164,7 +165,7 @@ impl ExpiringBloomFilter {
     fn sweep_a_chunk(&self, newest: u64) {
         debug_assert!(newest + 1 < 1 << (64 - CHUNK_BITS));
         let lines = self.chunk_lines();
-        let chunks = self.stamp_lines().len().div_ceil(lines) as u64;
+        let chunks = self.key_lines().len().div_ceil(lines) as u64;
         let swept = self.clock(SWEPT).load(Acquire);
         // A pass is its epoch + 1 in the words' high bits (0: none yet), like SWEPT.
         let mut cur = self.clock(PASS).load(Acquire);
@@ -187,8 +188,8 @@ impl ExpiringBloomFilter {
         };
         // Each word is swept for the newest epoch when it is read, at least the pass's.
         let start = chunk * lines;
-        let end = (start + lines).min(self.stamp_lines().len());
-        self.sweep(&self.stamp_lines()[start..end], pass - 1);
+        let end = (start + lines).min(self.key_lines().len());
+        self.sweep(&self.key_lines()[start..end], pass - 1);
         // Count the chunk in its pass (AcqRel: the call that counts the last one has every
         // chunk's sweep before it, through the chain of read-modify-writes, and publishes
         // them with SWEPT). A newer pass being counted makes ours moot.
@@ -214,30 +215,20 @@ impl ExpiringBloomFilter {
         }
     }
 
-    /// Clears in `lines` every stamp that is dead for all callers once the newest epoch is
-    /// `target`, word by word (compare-exchange: a stamp written meanwhile is kept).
+    /// Clears in `lines` every word that is dead for all callers once the newest epoch is
+    /// `target` (compare-exchange: a word written meanwhile is kept).
     fn sweep(&self, lines: &[Line], target: u64) {
         #[cfg(test)]
         SWEPT_LINES.with(|n| n.set(n.get() + lines.len() as u64));
-        let mut rule: Option<(u64, Sweep)> = None; // for the newest epoch it was made for
         for b in lines {
-            for w in b.words() {
+            for (i, w) in b.words().iter().enumerate() {
                 let mut v = w.load(Acquire);
                 while v != 0 {
-                    // Read after the word: every stamp in it was written at most at this
-                    // epoch (a writer publishes its epoch before writing), and none is more
-                    // than 15 epochs older (the margin), so each reads unambiguously.
+                    // Read after the word: its epoch is at most this one (a writer
+                    // publishes its epoch before writing), and at most `SWEEP_MARGIN + 3`
+                    // older, so that its label and plane name it.
                     let newest = self.clock(NEWEST).load(Acquire);
-                    let sweep = match rule {
-                        Some((n, sweep)) if n == newest => sweep,
-                        _ => {
-                            let ahead = target.saturating_sub(newest);
-                            let sweep = self.window.at(newest).sweep(ahead);
-                            rule = Some((newest, sweep));
-                            sweep
-                        }
-                    };
-                    let keep = sweep.swept(v);
+                    let keep = swept(v, i / 2, newest, target);
                     if keep == v {
                         break;
                     }

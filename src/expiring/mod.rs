@@ -7,8 +7,6 @@ mod epochs;
 mod estimates;
 mod persist;
 pub(crate) mod planes;
-#[cfg(all(feature = "internals", not(blockbloom_loom)))]
-pub(crate) mod prototype;
 pub(crate) mod window;
 
 use core::fmt;
@@ -27,17 +25,18 @@ pub use builder::{Arrival, ExpiringBuilder};
 pub use window::ExpiryWindow;
 
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
-/// that added it, and "new" again at most 25% later — a crawler's re-fetch interval.
+/// that added it, and "new" again at most a third later — a crawler's re-fetch interval.
 ///
-/// Each key owns `k` 4-bit *stamps* in one 64-byte line (128 to a line, like
-/// [`CountingBloomFilter`](crate::CountingBloomFilter)'s counters), so an operation costs one
-/// cache miss. An insert writes the current *epoch* (a quarter of the window) into the key's
-/// stamps; a key is present while all of its stamps are at most four epochs old. Stamps
-/// change by compare-exchange of one word (lock-free). Old stamps are cleared by a *sweep*
-/// over the filter once per epoch, 64 KiB per call by the epoch's calls (about 26 µs each,
-/// 0.45 s per GB in all: docs/PERFORMANCE.md, "The expiring filter against its goals"); a
-/// call far ahead of the last sweep (an idle filter, a replay) sweeps the whole filter
-/// before it writes.
+/// Each 64-byte line is four *planes* of 120 bits (two words, each with a 4-bit label),
+/// and a key's `k` bits lie in one line, so an operation costs one cache miss. Time is cut
+/// into *epochs* of a third of the window (plus a third of a second); a key inserted in
+/// epoch `x` sets its bits in plane `x mod 4` under `x`'s label, and is present while a
+/// plane holds all of them under a label of the last four epochs. The first writer of a new
+/// epoch claims its plane's dead word with one compare-exchange that writes its label and
+/// bits together: nothing has to be cleared to make room (lock-free). Words that no one
+/// reclaims are cleared by a *sweep* over the filter once per epoch, 64 KiB per call by the
+/// epoch's calls, before their label could come round again; a call far ahead of the last
+/// sweep (an idle filter, a replay) sweeps the whole filter before it writes.
 ///
 /// ```
 /// use blockbloom::ExpiringBloomFilter;
@@ -65,56 +64,60 @@ pub use window::ExpiryWindow;
 /// ```
 ///
 /// # Guarantees
-/// With `W` = `expire_after` and `E` = ⌈`W` / 4⌉ (an *epoch*; [`epoch`](Self::epoch)):
+/// With `W` = `expire_after` and `E` = ⌈(`W` + 1 s) / 3⌉ (an *epoch*; [`epoch`](Self::epoch)):
 /// 1. **No false negatives inside the window.** A key whose insert (or winning
-///    `insert_if_absent`) ran at time `t` is seen at every `t′` in `[t, t + W)`. Its stamps
-///    hold `t`'s epoch (or a later one); a stamp is live while its age is at most 4 epochs,
-///    and `t′ < t + W ≤ t + 4E` is at most 4 epochs after `t`.
-/// 2. **Forgotten on time.** At `t′ ≥ t + 5E` ([`forgotten_after`](Self::forgotten_after),
-///    at most `1.25 W` plus 4 ns of rounding) every stamp written at `t` is dead, so the key
-///    is new again unless it is a false positive (or was inserted again meanwhile). The
-///    slack is one epoch: 25% of the window, at most.
-/// 3. **The rate you asked for.** Keys with live stamps are those of the last 4 to 5
-///    epochs: `1.25 × capacity` when `capacity` distinct keys arrive per `W` at a steady
-///    rate, for which the filter is sized by default ([`Arrival::Steady`]); up to `2 ×
-///    capacity` when they bunch up at the ends of windows, for which
-///    [`Arrival::WorstBurst`] sizes it. Past what it was sized for the rate rises, and is
-///    never hidden: [`estimated_fpr`](Self::estimated_fpr) reads it from the live stamps at
-///    any moment (measured against the true rate in the tests), and the CLI and the Scrapy
+///    `insert_if_absent`) ran at time `t`, in epoch `s`, is seen at every `t′` in
+///    `[t, t + W)`. Its bits are in plane `s mod 4` under `s`'s label (or a later epoch's
+///    plane); callers in epochs `s ..= s + 3` read that plane as live, and no one
+///    reclaims it before epoch `s + 4`, which begins at `start(s) + 4E ≥ t + 3E ≥
+///    t + W + 1 s`: after the window even for a caller whose clock is a second ahead.
+/// 2. **Forgotten on time.** From `start(s) + 4E` on ([`forgotten_after`](Self::forgotten_after)
+///    after the start of its epoch: at most `4/3 (W + 1 s)` plus 4 ns of rounding after `t`)
+///    the key's plane holds a newer epoch or reads as dead, so the key is new again unless
+///    it is a false positive (or was inserted again meanwhile). The slack is one epoch: a
+///    third of the window and of a second, at most.
+/// 3. **The rate you asked for.** The planes live at once hold the keys of the last 3 to 4
+///    epochs: with `capacity` distinct keys per `W` at a steady rate, each plane holds an
+///    epoch's share, and the filter is sized by default ([`Arrival::Steady`]) so that the
+///    rate is at most the target at the worst moment (an epoch's end, all four planes
+///    full). When the keys bunch up (one window's keys at its end, the next one's at its
+///    start) a plane holds a whole window's: [`Arrival::WorstBurst`] sizes for that. Past
+///    what it was sized for the rate rises, and is never hidden:
+///    [`estimated_fpr`](Self::estimated_fpr) reads it from the live bits at any moment
+///    (measured against the true rate in the tests), and the CLI and the Scrapy
 ///    dupefilters warn once it passes twice the target.
 /// 4. **At most one winner** among concurrent `insert_if_absent` calls for one new key, also
 ///    across an epoch change and between callers whose clocks differ by up to one second:
 ///    the protocol and proof are at [`insert_if_absent_at`](Self::insert_if_absent_at).
 /// 5. **Time going backwards never makes a key inside its window new.** The filter keeps the
-///    newest epoch any call has used; a call whose clock is behind it (a slow clock, an NTP
-///    step back, `_at` with an earlier time) works in the newest epoch minus the tolerated
-///    lag (one second, rounded up to whole epochs), so it never reads as dead a stamp that
-///    callers with the newest clock read as live.
+///    newest epoch any call has used, and every call works in it (or in its own, if
+///    later): a call whose clock is behind (a slow clock, an NTP step back, `_at` with an
+///    earlier time) reads and writes as the newest clock does.
 /// 6. **A clock ahead never makes a key inside its window new.** A call whose time is ahead
 ///    of this machine's clock by more than the tolerated skew (one second) — a host whose
 ///    clock runs a year ahead, an `_at` time in the future — is worked at this machine's
 ///    clock plus the skew: it never moves the filter's newest epoch past the epoch of
-///    `now + 1 s`, so no stamp written inside its window reads as dead (by 1, every stamp
-///    written at `t ≤ now` is live until `t + W`). Its own inserts are stamped with that
-///    epoch, seen for a whole window from now. A machine whose clock is right is never
-///    held back: a filter reopened two months after its last use forgets what is older
-///    than the window at the first call. (A filter shared through Redis takes the server's
-///    clock as this reference.)
+///    `now + 1 s`, so no key inserted inside its window reads as dead (by 1, every key
+///    inserted at `t ≤ now` is seen until `t + W` by a clock a second ahead). Its own
+///    inserts go into that epoch, seen for a whole window from now. A machine whose clock
+///    is right is never held back: a filter reopened two months after its last use forgets
+///    what is older than the window at the first call. (A filter shared through Redis
+///    takes the server's clock as this reference.)
 ///
 /// Windows are at least one second long ([`Error::InvalidWindow`]). Epochs are counted
 /// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
 /// within a second (NTP).
 ///
-/// **Memory**: a [`CountingBloomFilter`](crate::CountingBloomFilter) of the live keys (4-bit
-/// stamps in place of bits): 6.78 bytes (54.2 bits) per key of the window at 1% for a steady
-/// rate, 10.85 (86.8 bits) sized for the worst burst; in memory on huge pages from the first
-/// touch by default ([`ExpiringBuilder::huge_pages`]).
+/// **Memory**: at 1%, 22.2 bits (2.8 bytes) per key of the window for a steady rate, 57
+/// sized for the worst burst (docs/PERFORMANCE.md, "The expiring filter against its
+/// goals"); in memory on huge pages from the first touch by default
+/// ([`ExpiringBuilder::huge_pages`]).
 pub struct ExpiringBloomFilter {
     /// Line 0 is the clock (the words below), shared by every user, also of a file; lines
-    /// 1.. hold the stamps. In memory or a file (its format: `format.rs`).
+    /// 1.. hold the keys' planes. In memory or a file (its format: `format.rs`).
     store: Store,
-    /// The stamp lines (1..): 128 four-bit stamps each, placed as the counting filter's
-    /// counters.
+    /// The key lines (1..): which one holds a key (the line of [`Layout::probe`]); its bits in the
+    /// line's planes are `layout::plane_mask`'s.
     layout: Layout,
     window: ExpiryWindow,
     /// Keys per window it was sized for, how they arrive, and the rate asked for.
@@ -166,7 +169,7 @@ impl ExpiringBloomFilter {
     }
 
     fn from_parts(p: &builder::Checked, seed: u128, huge: HugePages) -> Result<Self, Error> {
-        let s = sizing(p.capacity, p.fpr, p.arrival)?;
+        let s = sizing(p.capacity, p.fpr, p.arrival, &p.window)?;
         let len =
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let lines = Lines::zeroed_with(len, huge)?;
@@ -181,18 +184,18 @@ impl ExpiringBloomFilter {
         Ok(Self::from_store(Store::in_memory(lines), params, p.window))
     }
 
-    /// The filter whose clock and stamp lines are `store`'s (checked by the caller).
+    /// The filter whose clock and key lines are `store`'s (checked by the caller).
     pub(crate) fn from_store(store: Store, p: Params, window: ExpiryWindow) -> Self {
-        let stamps = store.lines.len() as u64 - 1;
+        let lines = store.lines.len() as u64 - 1;
         // Steady arrival's size, or (a larger one) the worst burst's.
-        let steady = sizing(p.capacity, p.target_fpr, Arrival::Steady).map(|s| s.blocks);
+        let steady = sizing(p.capacity, p.target_fpr, Arrival::Steady, &window).map(|s| s.blocks);
         ExpiringBloomFilter {
-            arrival: if steady == Ok(stamps) {
+            arrival: if steady == Ok(lines) {
                 Arrival::Steady
             } else {
                 Arrival::WorstBurst
             },
-            layout: Layout::from_validated(p.seed, stamps, p.hashes, 512),
+            layout: Layout::from_validated(p.seed, lines, p.hashes, 512),
             store,
             window,
             capacity: p.capacity,
@@ -248,30 +251,36 @@ impl ExpiringBloomFilter {
     /// `false` does not renew the window: the page was fetched when the winning call ran.
     ///
     /// # Protocol and proof of "at most one winner"
-    /// The counting filter's ([`CountingBloomFilter::insert_if_absent`]), with "live" in
-    /// place of "nonzero":
-    /// 1. Load the key's stamps (Acquire), slot by slot. If every one is live, return
-    ///    `false`; otherwise let `t` be the last dead slot read (any dead slot would do).
-    /// 2. Stamp every other slot of the key: a compare-exchange loop each (AcqRel), which
-    ///    writes even where the stamp is there already.
-    /// 3. Last, on `t`'s word: if `t` is live now, lose (return `false`); else stamp `t` in
-    ///    a compare-exchange and return `true`.
+    /// A call works in the newest epoch `n` it read (SeqCst, as every access below), and
+    /// writes in plane `n mod 4` under `n`'s label (`planes.rs`):
+    /// 1. Load the line. If a plane holds all of the key's bits under a label live in `n`
+    ///    (the epochs `n − 3 ..= n`, and those up to `n + 4` that a newer caller wrote),
+    ///    return `false`.
+    /// 2. Claim the key's bits in plane `n mod 4` under `n`'s label as the plain filter
+    ///    claims its bits ([`BloomFilter::insert_if_absent`]): every missing bit but the
+    ///    highest, then the highest alone in a compare-exchange that fails if it is set. A
+    ///    dead epoch's word is replaced in the same compare-exchange; a newer epoch's word
+    ///    in the way means `n` is stale: read the newest epoch again and start over.
+    /// 3. Having set the deciding bit, read the newest epoch again. Still `n`: return
+    ///    `true`. Moved on to `m`: run steps 1–3 again in `m`, where step 1 ignores the
+    ///    planes of epochs up to `n` (holding this call's own bits).
     ///
-    /// *Claim:* calls A and B for one key, in epochs `eA ≤ eB`, cannot both return `true`.
-    /// What makes the counting proof carry over is that each one's stamps are live for the
-    /// other: `eB − eA` is at most the tolerated lag (clocks within a second; a caller
-    /// behind the newest epoch works at most `lag` behind it), so `eA`'s stamp is at most
-    /// `lag ≤ 4` epochs old to B, and `eB`'s is at most `lag` epochs ahead to A, which reads
-    /// stamps up to `lag` ahead as live. A stamp never goes from live to dead during the
-    /// race: writes only replace a stamp by a newer one, and the sweep clears only stamps
-    /// older than any caller's window. Then, as there: if A and B decided on the same slot,
-    /// the second compare-exchange sees the first's stamp and loses; otherwise B stamps
-    /// `tA` in step 2 either before A's decision (A sees `tA` live and loses) or after it,
-    /// reading A's write or a later one (every write to a stamp word is a read-modify-write,
-    /// so A's release reaches B), so that A's step-2 stamp of `tB` happens-before B's
-    /// decision, which sees `tB` live and loses. ∎
+    /// *Claim:* calls A and B for one key cannot both return `true`. Let A's decisive
+    /// claim be in epoch `a`, B's in `b`, `a ≤ b`, and both see their epoch unchanged when
+    /// they read the newest after it.
+    /// * `a = b`: both claims are in one plane under one label, and the plain filter's
+    ///   argument holds: the second to set the highest bit finds it set and loses (a dead
+    ///   word replaced meanwhile carries the same label, so the bits stay).
+    /// * `a < b`: B read the newest as `b` before its step 1, and A read it as `a` after its
+    ///   winning write. In the single total order of SeqCst operations, A's read of `a`
+    ///   precedes the fetch_max to `b` (the newest only grows), which precedes B's read of
+    ///   `b`, which precedes B's step-1 loads: so those loads see A's winning write, and
+    ///   all of A's bits (written before it), in plane `a mod 4` under `a`'s label, which
+    ///   is live for B (`b − a ≤ 3`: clocks within a second and callers at the newest
+    ///   span at most one epoch change during a call; a plane of `a` is reclaimed only in
+    ///   `a + 4`). B returns `false` in step 1. ∎
     ///
-    /// A loser may have stamped some of the key's slots: the same slots the winner stamps.
+    /// A loser may have set some of the key's bits: the same bits the winner sets.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;
@@ -290,8 +299,17 @@ impl ExpiringBloomFilter {
         self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_at(t))
     }
 
-    /// Where each key's stamps lie ([`Layout::probe_slots`]; the clock line is not counted).
-    /// Example at [`SlotProbe`](crate::SlotProbe).
+    /// Which line holds each key (the line of [`Layout::probe`]; the clock line is not
+    /// counted). Its bits within the line's planes are not the layout's blocks.
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(3600)).capacity(1000).build()?;
+    /// assert_eq!(f.layout().num_lines(), f.num_lines());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -308,15 +326,16 @@ impl ExpiringBloomFilter {
         self.window.expire_after()
     }
 
-    /// One epoch, ⌈`expire_after` / 4⌉: the unit in which stamps age, and the slack.
+    /// One epoch, ⌈(`expire_after` + 1 s) / 3⌉: the unit in which keys age, and the slack.
     ///
     /// Example at [`forgotten_after`](Self::forgotten_after).
     pub fn epoch(&self) -> Duration {
         self.window.epoch()
     }
 
-    /// How long after its insert a key is certainly forgotten (but for false positives):
-    /// five epochs, at most `1.25 × expire_after` (+ 4 ns of rounding).
+    /// How long after the start of its insert's epoch a key is certainly forgotten (but for
+    /// false positives): four epochs, at most `4/3 (expire_after + 1 s)` (+ 4 ns of
+    /// rounding) after the insert.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;
@@ -324,16 +343,16 @@ impl ExpiringBloomFilter {
     /// let f = ExpiringBloomFilter::builder()
     ///     .expire_after(Duration::from_secs(3600)).capacity(1000).build()?;
     /// assert_eq!(f.expire_after(), Duration::from_secs(3600));
-    /// assert_eq!(f.epoch(), Duration::from_secs(900));
-    /// assert_eq!(f.forgotten_after(), Duration::from_secs(4500));
+    /// assert_eq!(f.epoch(), Duration::from_nanos(1_200_333_333_334));
+    /// assert_eq!(f.forgotten_after(), Duration::from_nanos(4_801_333_333_336));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn forgotten_after(&self) -> Duration {
         self.window.forgotten_after()
     }
 
-    /// When the oldest generation of stamps still live now began: the start of the epoch
-    /// four before the current one, or the filter's first use if that is later; `None` if
+    /// When the oldest generation of keys still seen now began: the start of the epoch
+    /// three before the current one, or the filter's first use if that is later; `None` if
     /// no call has used the filter yet. Keys inserted since then can still be seen.
     ///
     /// ```
@@ -359,12 +378,12 @@ impl ExpiringBloomFilter {
         Some(std::time::UNIX_EPOCH + if in_oldest { first_at } else { start })
     }
 
-    /// Not public API: the key's stamps (low bit of each 4-bit stamp, per word), for the
-    /// loom models, which need keys spread over several words.
+    /// Not public API: the key's bits in its plane (two words), for the loom models, which
+    /// need keys spread over both words.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
-    pub fn __stamps<K: Hash + ?Sized>(&self, key: &K) -> [u64; crate::line::WORDS] {
-        crate::layout::slot_mask(self.layout.hasher.hash(key), self.layout.num_hashes())
+    pub fn __plane_bits<K: Hash + ?Sized>(&self, key: &K) -> [u64; 2] {
+        crate::layout::plane_mask(self.layout.hasher.hash(key), self.layout.num_hashes())
     }
 
     /// Not public API: one more than the epoch of the last recorded sweep (Acquire; 0:
@@ -375,11 +394,11 @@ impl ExpiringBloomFilter {
         self.clock(SWEPT).load(crate::sync::Ordering::Acquire)
     }
 
-    /// Not public API: every stamp word (Relaxed), for the same loom model.
+    /// Not public API: every word of the key lines (Relaxed), for the same loom model.
     #[cfg(feature = "internals")]
     #[doc(hidden)]
-    pub fn __stamp_words(&self) -> Vec<u64> {
-        let words = self.stamp_lines().iter().flat_map(|b| b.words());
+    pub fn __key_words(&self) -> Vec<u64> {
+        let words = self.key_lines().iter().flat_map(|b| b.words());
         words.map(|w| w.load(Relaxed)).collect()
     }
 
@@ -391,7 +410,7 @@ impl ExpiringBloomFilter {
     /// let f = ExpiringBloomFilter::builder()
     ///     .expire_after(Duration::from_secs(86_400)).capacity(10_000).fpr(0.01).seed(7).build()?;
     /// assert_eq!((f.capacity(), f.target_fpr(), f.seed()), (10_000, 0.01, 7));
-    /// assert!(f.memory_bytes() < 10_000 * 12 && f.num_lines() * 64 <= f.memory_bytes() as u64);
+    /// assert!(f.memory_bytes() < 10_000 * 4 && f.num_lines() * 64 <= f.memory_bytes() as u64);
     /// for i in 0..10_000u32 { f.insert(&i); }
     /// assert!(f.estimated_fpr() < 0.01 && f.num_hashes() > 1);
     /// assert!((9_000..11_000).contains(&f.estimated_len()));
@@ -401,14 +420,14 @@ impl ExpiringBloomFilter {
         self.store.lines.len() * LINE_BYTES + core::mem::size_of::<Self>()
     }
 
-    /// Number of 64-byte lines (128 stamps each).
+    /// Number of 64-byte lines of keys (four planes each).
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn num_lines(&self) -> u64 {
         self.layout.num_lines()
     }
 
-    /// Stamps per key (all in one line).
+    /// Bits per key (all in one plane of one line).
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn num_hashes(&self) -> u32 {
@@ -442,18 +461,19 @@ impl ExpiringBloomFilter {
     }
 }
 
-/// The stamp lines for `capacity` keys per window at `fpr`, sized for the keys live at once
-/// as `arrival` says (a stamp per slot: the counting filter's sizing).
+/// The key lines and bits per key for `capacity` keys per window of `window` at `fpr`, as
+/// `arrival` says the keys arrive (`math/planes.rs`).
 pub(crate) fn sizing(
     capacity: u64,
     fpr: f64,
     arrival: Arrival,
+    window: &ExpiryWindow,
 ) -> Result<crate::math::Sizing, Error> {
-    crate::math::size_counting(arrival.live_keys(capacity), fpr)
+    crate::math::planes::size_planes(capacity, fpr, arrival, window)
 }
 
 impl fmt::Debug for ExpiringBloomFilter {
-    /// Parameters only: neither the stamps nor the seed.
+    /// Parameters only: neither the bits nor the seed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExpiringBloomFilter")
             .field("expire_after", &self.expire_after())

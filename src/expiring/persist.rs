@@ -20,9 +20,10 @@ use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
 use crate::store::Store;
 use crate::sync::Ordering::Relaxed;
 
-/// The header checks of an expiring filter beyond a plain filter's: a clock line and at
-/// least one stamp line, of 512 bits.
+/// The header checks of an expiring filter beyond a plain filter's: the planes layout
+/// (format version 4 on), a clock line and at least one key line, of 512 bits.
 fn check_header(h: &Header) -> Result<(), Error> {
+    h.check_expiring_version()?;
     h.check_filter()?;
     if h.nlines < 2 || h.block_bits != 512 {
         return Err(Error::InvalidSnapshot(
@@ -32,7 +33,7 @@ fn check_header(h: &Header) -> Result<(), Error> {
     Ok(())
 }
 
-/// The expiring filter made of `store`'s lines (a clock line, then stamps) and header `h`,
+/// The expiring filter made of `store`'s lines (a clock line, then planes) and header `h`,
 /// with the window its clock line records, which must be the header's (0 in a snapshot of
 /// format version 1 or 2, which has none); [`Error::Conflict`] if `wanted` is another.
 fn with_window(
@@ -90,7 +91,7 @@ impl ExpiringBuilder {
     /// [`arrival`](Self::arrival) ([`Error::Conflict`]), and the same seed if one is fixed
     /// here.
     ///
-    /// Everything [`BloomFilter::open_file`](crate::BloomFilter::open_file) promises holds: the stamps and the clock (the
+    /// Everything [`BloomFilter::open_file`](crate::BloomFilter::open_file) promises holds: the planes and the clock (the
     /// newest epoch, the last sweep) are the file's bytes, mapped shared, so the guarantees
     /// at [`ExpiringBloomFilter`] hold between processes as between threads — the epoch
     /// change is agreed through the file, the first process to see it sweeps — and a
@@ -111,7 +112,7 @@ impl ExpiringBuilder {
     /// assert!(seen.is_file_backed());
     /// seen.flush()?;                                        // on disk now
     /// seen.close()?;                                        // sealed, errors reported
-    /// let again = open()?;                                  // the same stamps and clock
+    /// let again = open()?;                                  // the same planes and clock
     /// assert!(!again.insert_if_absent_at("https://example.com/", t + day));
     /// assert!(again.insert_if_absent_at("https://example.com/", t + 38 * day));
     /// // Another window is refused; the file's own parameters:
@@ -128,7 +129,7 @@ impl ExpiringBuilder {
     /// [`Error::Conflict`] with `what` `"kind"` for a file that holds another kind of filter.
     pub fn open_file<P: AsRef<Path>>(self, path: P) -> Result<ExpiringBloomFilter, Error> {
         let p = self.checked()?;
-        let s = sizing(p.capacity, p.fpr, p.arrival)?;
+        let s = sizing(p.capacity, p.fpr, p.arrival, &p.window)?;
         let mut first_line = [0u8; crate::line::LINE_BYTES];
         first_line[WINDOW * 8..WINDOW * 8 + 8].copy_from_slice(&p.window.nanos().to_le_bytes());
         let wanted = crate::file::Wanted {
@@ -143,6 +144,7 @@ impl ExpiringBuilder {
                 block_bits: 512,
                 window_nanos: p.window.nanos(),
                 key_format: p.key_format.unwrap_or(0),
+                version: crate::format::FORMAT_VERSION,
             },
             seed_fixed: p.seed.is_some(),
             kind: crate::file::FileKind::Expiring,
@@ -162,7 +164,7 @@ impl ExpiringBuilder {
                 Arrival::Steady => Arrival::WorstBurst,
                 Arrival::WorstBurst => Arrival::Steady,
             };
-            let theirs = sizing(p.capacity, p.fpr, other).map(|s| s.blocks + 1);
+            let theirs = sizing(p.capacity, p.fpr, other, &p.window).map(|s| s.blocks + 1);
             let ours = (p.capacity, s.target_fpr.to_bits());
             if ((h.capacity, h.fpr_bits), Ok(h.nlines)) == (ours, theirs) {
                 return Err(Error::Conflict {
@@ -270,7 +272,7 @@ impl ExpiringBloomFilter {
 }
 
 impl ExpiringBloomFilter {
-    /// Writes the filter — its stamps, its clock and its window — in the snapshot format
+    /// Writes the filter — its planes, its clock and its window — in the snapshot format
     /// (flag `EXPIRES`; `docs/FILES.md`) to `out`. Safe while other threads insert: inserts
     /// that race with it may or may not be in the snapshot.
     ///
@@ -306,6 +308,7 @@ impl ExpiringBloomFilter {
             block_bits: 512,
             window_nanos: self.window.nanos(),
             key_format: self.key_format,
+            version: crate::format::FORMAT_VERSION,
         };
         write_snapshot(out, &header, EXPIRES, &self.store.lines)
     }

@@ -1,37 +1,22 @@
-//! The planes layout of the expiring filter (issue 53; wired in next): a line is four
-//! planes of two words, each word 4 bits of label and 60 of data. A key inserted in epoch
-//! `x` sets its bits in plane `x mod 4`, under label `x mod 15 + 1` (0: an empty word).
-//! A plane holds only epochs `≡ plane (mod 4)`, so a word's label and plane give its epoch
-//! mod 60: the sweep has 55 epochs to clear a dead word before its label could read as
-//! live again.
+//! The planes layout of the expiring filter: a line is four planes of two words, each word
+//! 4 bits of label and 60 of data. A key inserted in epoch `x` sets its bits in plane
+//! `x mod 4`, under label `x mod 15 + 1` (0: an empty word). A plane holds only epochs
+//! `≡ plane (mod 4)`, so a word's label and plane give its epoch mod 60: the sweep has
+//! [`SWEEP_MARGIN`] epochs to clear a dead word before its label could read as live again.
 //!
-//! With `W` the window and epochs of `⌈(W + 1 s) / 3⌉`, a caller in epoch `n` reads as live
-//! the epochs `n − 3 ..= n` (one per plane) and `n + 1` (a caller that moved the newest
-//! epoch on while this one read it): a key is seen for its whole window, clocks a second
-//! apart included, and forgotten at most `4 / 3` of the window after its insert.
-//!
-//! `insert_if_absent` (proof in the docs of its caller, to come):
-//! 1. Load the line (SeqCst). If some plane holds the key under a live label: `false`.
-//! 2. Claim the key in plane `n mod 4` ([`Line::claim_plane`]): lost, `false`; a later
-//!    epoch's word in the way, the newest epoch is read again and the call starts over.
-//! 3. Won: read the newest epoch again (SeqCst). Still `n`: `true`. Moved on to `m`: the
-//!    call runs again in `m`, checking only planes newer than `n`'s (its own bits are in
-//!    `n`'s), so that the decision is made once more in the newest plane.
-//!
-//! A caller B that read the newest epoch as `m > n` and then missed A's bits in `n`'s
-//! plane read them before A wrote them; A's re-read of the newest then follows B's read of
-//! it in the single total order of SeqCst operations, and sees `m`: A decides again in
-//! `m`'s plane, where B's claim and A's meet under one label.
-
-#![allow(dead_code)] // wired in next
+//! A caller in epoch `n` (`window.rs`: epochs of `⌈(W + 1 s) / 3⌉`) reads as live the
+//! epochs `n − 3 ..= n` (one per plane) and those of `n + 1 ..= n + 4` (a caller that moved
+//! the newest epoch on while this one read it): a key is seen for its whole window, clocks
+//! a second apart included, and forgotten at most `4/3 (W + 1 s)` after its insert. The
+//! protocol of `insert_if_absent` and its proof are at
+//! [`ExpiringBloomFilter::insert_if_absent_at`](crate::ExpiringBloomFilter::insert_if_absent_at).
 
 use crate::line::{Line, PlaneClaim, WORDS};
 use crate::sync::{seq_cst_order, AtomicU64, Ordering::SeqCst};
 
-/// Planes per line, and the epochs of a window (the fourth plane holds the epoch that is
-/// ending, or is being reclaimed).
-pub(crate) const PLANES: u64 = 4;
-pub(crate) const EPOCHS_PER_WINDOW: u64 = 3;
+/// Planes per line: the epochs a key is seen in (`window::GENERATIONS` after its own, and
+/// its own).
+pub(crate) const PLANES: u64 = super::window::GENERATIONS + 1;
 /// Distinct nonzero labels.
 const LABELS: u64 = 15;
 
@@ -109,12 +94,19 @@ pub(crate) fn epoch_of(q: usize, l: u64, newest: u64) -> u64 {
     newest - (newest + 60 - x60) % 60
 }
 
-/// What the sweep leaves of word `v` of plane `q` when the newest epoch is `newest`
-/// (read after the word): `v`, or 0 if its epoch is dead for every caller (4 or more
-/// before the newest).
-pub(crate) fn swept(v: u64, q: usize, newest: u64) -> u64 {
+/// Epochs past the last completed sweep the newest epoch may reach before a word that
+/// sweep left could alias: a pass for epoch `p` leaves words of epochs `p − 3` and later,
+/// and a word of epoch `x` would read as live again at `x + 56` (its label and plane come
+/// round every 60 epochs, and a caller reads `n + 4` as live). One epoch to spare.
+pub(crate) const SWEEP_MARGIN: u64 = 52;
+
+/// What the sweep for epoch `target` leaves of word `v` of plane `q` when the newest epoch
+/// is `newest` (read after the word): `v`, or 0 if its epoch is dead for every caller in
+/// `target` or the newest, whichever is later (4 or more epochs before it), as a claim in
+/// its plane would find it.
+pub(crate) fn swept(v: u64, q: usize, newest: u64, target: u64) -> u64 {
     let l = v >> crate::line::LABEL_SHIFT;
-    if l == 0 || newest - epoch_of(q, l, newest) < PLANES {
+    if l == 0 || newest.max(target) - epoch_of(q, l, newest) < PLANES {
         v
     } else {
         0
@@ -122,7 +114,8 @@ pub(crate) fn swept(v: u64, q: usize, newest: u64) -> u64 {
 }
 
 /// `insert_if_absent` of the key whose plane mask is `mask`, in `line`, for a caller that
-/// read the newest epoch `newest` as `n`: the protocol above.
+/// read the newest epoch `newest` as `n`: the protocol proved at `ExpiringBloomFilter::insert_if_absent_at`.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u64; 2]) -> bool {
     insert_if_absent_in(line, newest, &PlaneEpoch::at(n), mask)
 }
@@ -164,30 +157,49 @@ pub(crate) fn insert_if_absent_in(
     }
 }
 
+/// `insert` of the key of `mask` in `line` in epoch `e.n`: its bits set in the epoch's
+/// plane, present or not (an insert renews the window), moving on to the newest epoch if a
+/// later epoch's word is in the way.
+#[inline(always)]
+pub(crate) fn insert(line: &Line, newest: &AtomicU64, e: &PlaneEpoch, mask: [u64; 2]) {
+    let mut n = e.n;
+    loop {
+        let e = if n == e.n { *e } else { PlaneEpoch::at(n) };
+        match line.claim_plane(e.plane, e.label, mask, |l| e.replaceable(e.plane, l)) {
+            PlaneClaim::Stale => n = n.max(newest.load(SeqCst)).max(n + 1),
+            PlaneClaim::Won | PlaneClaim::Lost => return,
+        }
+    }
+}
+
+/// The bits each plane of a line holds under a label live in epoch `n`, from its words
+/// (the live label with more bits, where a plane holds `n − 3 ..= n`'s and a newer one's),
+/// indexed by age: `[0]` the plane of `n`, `[3]` that of `n − 3`.
+pub(crate) fn live_bits(words: &[u64; WORDS], n: u64) -> [u32; PLANES as usize] {
+    use crate::line::{DATA, LABEL_SHIFT};
+    let e = PlaneEpoch::at(n);
+    core::array::from_fn(|age| {
+        let q = ((n + PLANES - age as u64) % PLANES) as usize;
+        let ones = |l: u64| -> u32 {
+            (0..2)
+                .map(|w| words[2 * q + w])
+                .filter(|v| v >> LABEL_SHIFT == l)
+                .map(|v| (v & DATA).count_ones())
+                .sum()
+        };
+        ones(e.live[q][0]).max(ones(e.live[q][1]))
+    })
+}
+
 /// The false-positive rate of a line for a caller in epoch `n`, from its words: a query
 /// tests each plane under its live labels, so the line's rate is `1 − Π (1 − f_q^k)`, `f_q`
 /// the share of plane `q`'s 120 bits set under one live label (a word under another label
 /// holds none of the plane's keys).
 pub(crate) fn line_fpr(words: &[u64; WORDS], n: u64, k: u32) -> f64 {
-    use crate::line::{DATA, LABEL_SHIFT};
-    let e = PlaneEpoch::at(n);
-    let mut none = 1.0;
-    for q in 0..PLANES as usize {
-        // The live label with the most bits set in this plane, and those bits.
-        let ones = e.live[q]
-            .iter()
-            .map(|&l| {
-                (0..2)
-                    .map(|w| words[2 * q + w])
-                    .filter(|v| v >> LABEL_SHIFT == l)
-                    .map(|v| (v & DATA).count_ones())
-                    .sum::<u32>()
-            })
-            .max()
-            .unwrap_or(0);
-        let fill = f64::from(ones) / f64::from(crate::layout::PLANE_BITS);
-        none *= 1.0 - fill.powi(k as i32);
-    }
+    let none: f64 = live_bits(words, n)
+        .iter()
+        .map(|&ones| 1.0 - (f64::from(ones) / f64::from(crate::layout::PLANE_BITS)).powi(k as i32))
+        .product();
     1.0 - none
 }
 
@@ -239,9 +251,16 @@ impl PlanesModel {
 }
 
 /// Whether a caller in epoch `n` reads the key of `mask` as present.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn contains(line: &Line, n: u64, mask: [u64; 2]) -> bool {
+    contains_in(line, &PlaneEpoch::at(n), mask)
+}
+
+/// [`contains`] with the epoch's labels computed once.
+#[inline(always)]
+pub(crate) fn contains_in(line: &Line, e: &PlaneEpoch, mask: [u64; 2]) -> bool {
     let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
-    PlaneEpoch::at(n).holds(&words, mask, None)
+    e.holds(&words, mask, None)
 }
 
 #[cfg(all(test, not(blockbloom_loom)))]
@@ -276,10 +295,13 @@ mod tests {
             for newest in x..x + 56 {
                 assert_eq!(epoch_of(q, label(x), newest), x, "x {x} newest {newest}");
                 let want = if newest - x < 4 { v } else { 0 };
-                assert_eq!(swept(v, q, newest), want, "x {x} newest {newest}");
+                assert_eq!(swept(v, q, newest, newest), want, "x {x} newest {newest}");
             }
         }
-        assert_eq!(swept(0, 1, 500), 0);
+        assert_eq!(swept(0, 1, 500, 500), 0);
+        // For a target ahead of the newest (a sweep before a jump): dead at the target.
+        let v = label(100) << LABEL_SHIFT | 1;
+        assert_eq!((swept(v, 0, 100, 103), swept(v, 0, 100, 104)), (v, 0));
     }
 
     /// The rate from the live bits against the rate measured with absent keys, in lines

@@ -225,6 +225,9 @@ fn try_open_existing(
             requested: kind.name().into(),
         });
     }
+    if kind == FileKind::Expiring {
+        h.check_expiring_version()?;
+    }
     let len = file_len(h.nlines, kind)?;
     let meta = file.metadata().map_err(|e| io_err(e, path))?;
     let actual = meta.len();

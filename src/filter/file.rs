@@ -252,6 +252,7 @@ impl Builder {
                 block_bits,
                 window_nanos: 0,
                 key_format: self.key_format.unwrap_or(0),
+                version: crate::format::FORMAT_VERSION,
             },
             seed_fixed: seed.is_some(),
             kind,

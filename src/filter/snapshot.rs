@@ -27,6 +27,7 @@ impl Header {
             block_bits: f.block_bits(),
             window_nanos: 0,
             key_format: f.key_format(),
+            version: crate::format::FORMAT_VERSION,
         }
     }
 }

@@ -3,18 +3,39 @@
 /// Expected false positives over a fill from 0 to `n` inserted keys, where `fpr_at(x)` is
 /// the rate once `x` keys are in: while `x` keys are in, new keys arrive until one is
 /// inserted, so that level contributes `p / (1 − p)` expected false positives (`p =
-/// fpr_at(x)`, at most 0.99 here). Simpson's rule over 64 intervals of a smooth function.
+/// fpr_at(x)`, at most 0.99 here).
 pub(crate) fn expected_false_positives(n: f64, fpr_at: impl Fn(f64) -> f64) -> f64 {
+    simpson(n, |x| {
+        let p = if x > 0.0 { fpr_at(x) } else { 0.0 };
+        let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 0.99) };
+        p / (1.0 - p)
+    })
+}
+
+/// Expected false positives among `n` distinct keys offered, where `fpr_at(x)` is the rate
+/// once `x` have been offered: `∫ p`. For a filter whose fill counts the keys offered, not
+/// those inserted (a key taken for a repeat sets no bit, so the fill after `x` offered keys
+/// is that of `x` inserted ones): the expiring filter's planes, whose fill comes from a
+/// whole window's keys.
+pub(crate) fn false_positives_among_offered(n: f64, fpr_at: impl Fn(f64) -> f64) -> f64 {
+    simpson(n, |x| {
+        let p = if x > 0.0 { fpr_at(x) } else { 0.0 };
+        if p.is_nan() {
+            0.0
+        } else {
+            p.clamp(0.0, 1.0)
+        }
+    })
+}
+
+/// `∫_0^n f`, by Simpson's rule over 64 intervals of a smooth function (0 for `n` NaN or not
+/// positive).
+fn simpson(n: f64, f: impl Fn(f64) -> f64) -> f64 {
     if n.is_nan() || n <= 0.0 {
         return 0.0;
     }
     const INTERVALS: u32 = 64;
     let h = n / INTERVALS as f64;
-    let f = |x: f64| {
-        let p = if x > 0.0 { fpr_at(x) } else { 0.0 };
-        let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 0.99) };
-        p / (1.0 - p)
-    };
     let inner: f64 = (1..INTERVALS)
         .map(|i| f(i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 })
         .sum();

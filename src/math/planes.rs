@@ -1,5 +1,5 @@
-//! Sizing of the expiring filter's planes layout (issue 53; wired in next): how many lines
-//! keep the rate at the worst moment of an epoch, at a steady rate or in the worst burst.
+//! Sizing of the expiring filter's planes (`expiring/planes.rs`): how many lines keep the
+//! rate at the worst moment of an epoch, at a steady rate or in the worst burst.
 //!
 //! A plane is 120 bits of a line; a key sets `k` of them in the plane of its epoch. With
 //! `λ` keys of an epoch in a line (Poisson), the rate of one plane is
@@ -7,9 +7,8 @@
 //! of an epoch four are full at a steady rate, two in the worst burst (a window's keys in
 //! its last epoch, the next window's in the first).
 
-#![allow(dead_code)] // wired in next
-
-use crate::Arrival;
+use super::{blocks_for, check, Sizing};
+use crate::{Arrival, Error, ExpiryWindow};
 
 /// Bits of a plane.
 const PLANE_BITS: f64 = 120.0;
@@ -60,12 +59,12 @@ pub(crate) fn worst_fpr(lambda: f64, k: u32, arrival: Arrival) -> f64 {
 }
 
 /// The most keys per plane of a line, and the `k` for them, at which the worst moment's
-/// rate is at most `fpr`.
+/// rate is at most `fpr`: `k` from 1 up while the keys grow (they have one maximum).
 pub(crate) fn keys_per_plane(fpr: f64, arrival: Arrival) -> (f64, u32) {
     let mut best = (0.0, 1);
-    for k in 1..=16 {
+    for k in 1..=crate::format::MAX_HASHES {
         let (mut lo, mut hi) = (0.0f64, 512.0f64);
-        for _ in 0..60 {
+        for _ in 0..40 {
             let mid = (lo + hi) / 2.0;
             if worst_fpr(mid, k, arrival) <= fpr {
                 lo = mid;
@@ -73,29 +72,38 @@ pub(crate) fn keys_per_plane(fpr: f64, arrival: Arrival) -> (f64, u32) {
                 hi = mid;
             }
         }
-        if lo > best.0 {
-            best = (lo, k);
+        if lo <= best.0 {
+            break;
         }
+        best = (lo, k);
     }
     best
 }
 
-/// Lines and `k` for `capacity` keys per window of `window_nanos`, epochs of `epoch_nanos`.
+/// Key lines and bits per key for `capacity` keys per `window` at `fpr`, arriving as
+/// `arrival` says.
+///
+/// # Errors
+/// [`Error::ZeroCapacity`], [`Error::InvalidFpr`], or [`Error::TooLarge`].
 pub(crate) fn size_planes(
     capacity: u64,
     fpr: f64,
     arrival: Arrival,
-    window_nanos: u64,
-    epoch_nanos: u64,
-) -> (u64, u32) {
+    window: &ExpiryWindow,
+) -> Result<Sizing, Error> {
+    check(capacity, fpr)?;
     let (lambda, k) = keys_per_plane(fpr, arrival);
     // Keys in one plane: an epoch's share of the window at a steady rate, the whole
     // window's in the worst burst.
-    let per_plane = match arrival {
-        Arrival::Steady => capacity as f64 * epoch_nanos as f64 / window_nanos as f64,
-        Arrival::WorstBurst => capacity as f64,
+    let share = match arrival {
+        Arrival::Steady => window.epoch().as_secs_f64() / window.expire_after().as_secs_f64(),
+        Arrival::WorstBurst => 1.0,
     };
-    (((per_plane / lambda).ceil() as u64).max(1), k)
+    Ok(Sizing {
+        blocks: blocks_for(share / lambda, capacity, 1)?,
+        hashes: k,
+        target_fpr: fpr,
+    })
 }
 
 #[cfg(test)]
@@ -115,16 +123,10 @@ mod tests {
             "{burst} vs {lambda}"
         );
         // A month's window: the epoch is a third of it (plus a third of a second).
-        let month = 30 * 86_400 * 1_000_000_000u64;
-        let (lines, k) = size_planes(
-            1_000_000,
-            0.01,
-            Arrival::Steady,
-            month,
-            (month + 1_000_000_000) / 3,
-        );
-        assert_eq!(k, 7);
-        let bits_per_key = lines as f64 * 512.0 / 1e6;
+        let month = ExpiryWindow::new(core::time::Duration::from_secs(30 * 86_400)).unwrap();
+        let s = size_planes(1_000_000, 0.01, Arrival::Steady, &month).unwrap();
+        assert_eq!(s.hashes, 7);
+        let bits_per_key = s.blocks as f64 * 512.0 / 1e6;
         assert!((22.1..22.3).contains(&bits_per_key), "{bits_per_key}");
     }
 
