@@ -302,11 +302,14 @@ pub fn counting_params(fpr: f64) -> Result<(f64, u32), Error> {
     params_for(fpr, Rate::Counting)
 }
 
-/// Which rate formula a sizing solves: the blocked one for a block size, or the counting one.
+/// Which rate formula a sizing solves: the blocked one for a block size, the counting one, or
+/// the expiring planes'.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Rate {
     Blocked(u32),
     Counting,
+    /// The expiring filter's planes at the worst moment, the slots a plane's bits.
+    Planes(crate::Arrival),
 }
 
 impl Rate {
@@ -314,6 +317,9 @@ impl Rate {
         match self {
             Rate::Blocked(block_bits) => blocked_fpr_sized(slots_per_key, k, block_bits),
             Rate::Counting => counting_fpr(slots_per_key, k),
+            Rate::Planes(arrival) => {
+                planes::worst_fpr(planes::PLANE_BITS / slots_per_key, k, arrival)
+            }
         }
     }
 }

@@ -12,8 +12,8 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
 use crate::format::{
-    EXPIRES, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT,
-    LEGACY_HEADER_BYTES, WINDOW_AT,
+    EXPIRES, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT, LEGACY_HEADER_BYTES,
+    WINDOW_AT,
 };
 use crate::line::{Line, LINE_BYTES};
 use crate::storage::{byte_size, HugePages, Lines};

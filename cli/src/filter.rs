@@ -469,16 +469,21 @@ pub(crate) fn describe_key_format(k: u64) -> String {
 /// `d` in the units `--expire-after` takes: "30d", "2h 30m", "1.5s".
 pub(crate) fn human_duration(d: Duration) -> String {
     let mut secs = d.as_secs();
-    let nanos = d.subsec_nanos();
-    if secs < 60 || nanos != 0 {
+    if secs < 60 {
         return format!("{}s", d.as_secs_f64());
     }
     let mut parts = Vec::new();
-    for (unit, len) in [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)] {
+    for (unit, len) in [("d", 86_400), ("h", 3600), ("m", 60)] {
         if secs >= len {
             parts.push(format!("{}{unit}", secs / len));
             secs %= len;
         }
+    }
+    // Seconds and a fraction rounded up to the millisecond (an epoch of a third of a
+    // window and a second: "10d 0.334s"), so that an "at most" stays true.
+    let millis = u64::from(d.subsec_nanos()).div_ceil(1_000_000);
+    if secs > 0 || millis > 0 {
+        parts.push(format!("{}s", secs as f64 + millis as f64 / 1000.0));
     }
     parts.join(" ")
 }

@@ -69,13 +69,14 @@ enum Cmd {
         seed: Option<u128>,
         /// Forget lines after this long (units s, m, h, d: 30d, 12h, 90m; at least 1s): a
         /// line seen within it is not printed, one last printed longer ago is printed again
-        /// (at most 25% later). --capacity is then the distinct lines per window (default
-        /// 1M). A new --state records its window; an existing one refuses another.
+        /// (at most a third of it and a second later). --capacity is then the distinct lines
+        /// per window at a steady rate (default 1M). A new --state records its window; an
+        /// existing one refuses another.
         #[arg(long, value_parser = filter::parse_duration, conflicts_with = "block_bits")]
         expire_after: Option<std::time::Duration>,
         /// With --expire-after: size a new filter for --capacity lines per window in any
-        /// order (twice that live at once: 1.6 times the memory) rather than at a steady
-        /// rate. An existing state refuses it if it was not made so.
+        /// order (a window's lines in one epoch: 2.6 times the memory) rather than at a
+        /// steady rate. An existing state refuses it if it was not made so.
         #[arg(long, requires = "expire_after")]
         worst_burst: bool,
         /// Threads that hash and check lines (default 1). Lines are routed to threads by a

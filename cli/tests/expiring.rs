@@ -14,8 +14,8 @@ fn run_at(secs: f64, args: &[&str], input: &[u8]) -> std::process::Output {
     run_command(cmd, input)
 }
 
-/// With a window of 2 s (epochs of 0.5 s): runs within it print nothing, a run 2.5 s after
-/// the first (five epochs) prints every line again. The runs' time is the test clock's, so
+/// With a window of 2 s (epochs of (2 s + 1 s) / 3 = 1 s): runs within it print nothing, a
+/// run 4 s after the first (four epochs) prints every line again. The runs' time is the test clock's, so
 /// the test does not depend on how fast they finish (a loaded machine once took 2.7 s for
 /// three runs).
 #[test]
@@ -47,13 +47,13 @@ fn a_line_is_new_again_after_the_window_and_not_within_it() {
         "a second run within 2 s prints nothing"
     );
     assert_eq!(count_lines(&own.stdout), 0);
-    // Five epochs after the first run's: forgotten.
-    let third = run_at(t0 + 2.5, &args, input.as_bytes());
+    // Four epochs after the first run's: forgotten.
+    let third = run_at(t0 + 4.0, &args, input.as_bytes());
     assert!(third.status.success());
     assert_eq!(
         third.stdout,
         input.as_bytes(),
-        "2.5 s later every line is printed again"
+        "4 s later every line is printed again"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -76,11 +76,11 @@ fn stats_show_the_window_and_the_oldest_generation() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("(expiring)"), "{text}");
     assert!(
-        text.contains("window 30d (epochs of 7d 12h; forgotten after 37d 12h at most)"),
+        text.contains("window 30d (epochs of 10d 0.334s; forgotten after 40d 1.334s at most)"),
         "{text}"
     );
     // The state was made a moment ago: its oldest generation began then, not at the start
-    // of its 7.5-day epoch (which said "started 1d 11h 28m 39s ago").
+    // of its 10-day epoch (which said "started 1d 11h 28m 39s ago").
     let age = text
         .lines()
         .find_map(|l| l.strip_prefix("oldest generation started "))
@@ -90,7 +90,7 @@ fn stats_show_the_window_and_the_oldest_generation() {
         "{text}"
     );
     assert!(text.contains("capacity 10000 per window"), "{text}");
-    // An estimate from the live stamps: 100 lines, give or take.
+    // An estimate from the live bits: 100 lines, give or take.
     let live: u64 = text
         .lines()
         .find_map(|l| l.strip_prefix("estimated distinct keys live "))

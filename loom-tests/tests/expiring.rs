@@ -5,8 +5,8 @@
 //! every chunk is cleared.
 //!
 //! Run with `scripts/loom.sh` (see `tests/loom.rs` for what loom explores). The races' filter
-//! is one line of 128 stamps, and keys are chosen so that their stamps span two words or
-//! more.
+//! is one line of four planes, and keys are chosen so that their bits span both words of
+//! a plane.
 #![cfg(blockbloom_loom)]
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +15,7 @@ use blockbloom::ExpiringBloomFilter;
 use loom::sync::Arc;
 use loom::thread;
 
-/// A two-second window: epochs of 0.5 s, a lag of 2 epochs for the 1 s of clock skew.
+/// A two-second window: epochs of (2 s + 1 s) / 3 = 1 s.
 fn tiny() -> Arc<ExpiringBloomFilter> {
     let f = ExpiringBloomFilter::builder()
         .expire_after(Duration::from_secs(2))
@@ -28,13 +28,13 @@ fn tiny() -> Arc<ExpiringBloomFilter> {
     Arc::new(f)
 }
 
-/// Keys whose stamps span at least two words, pairwise disjoint, consecutive ones sharing a
-/// word.
+/// Keys whose bits span both words of their plane, pairwise disjoint, consecutive ones
+/// sharing a word.
 fn keys(f: &ExpiringBloomFilter, n: usize) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
-    let mut used = [0u64; 8];
+    let mut used = [0u64; 2];
     for id in 0..10_000u64 {
-        let m = f.__stamps(&id);
+        let m = f.__plane_bits(&id);
         if m.iter().filter(|&&w| w != 0).count() < 2 {
             continue;
         }
@@ -51,7 +51,8 @@ fn keys(f: &ExpiringBloomFilter, n: usize) -> Vec<u64> {
     panic!("no suitable keys");
 }
 
-/// Epoch starts are whole half-seconds: `at(s)` is `s` seconds after one.
+/// Epoch starts are whole seconds (and even ones, for a five-second window's epochs of 2 s):
+/// `at(s)` is `s` seconds after one.
 fn at(secs: f64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_000_000) + Duration::from_secs_f64(secs)
 }
@@ -86,7 +87,7 @@ fn same_key_clocks_a_second_apart_one_winner() {
 }
 
 /// The same race as the first calls on a new filter: one of them makes the filter's first
-/// advance, which sweeps nothing (there is no stamp yet), while the other races it.
+/// advance, which sweeps nothing (there is no word yet), while the other races it.
 #[test]
 fn same_key_first_calls_on_a_new_filter_one_winner() {
     loom::model(|| race_a_second_apart(&tiny()));
@@ -123,15 +124,15 @@ fn same_key_race_with_a_third_key_sharing_words() {
 
 /// A sweep split between two calls of a new epoch, one chunk (a line, under loom) each,
 /// while a third thread reads the recorded sweep: whoever sees it recorded sees every dead
-/// stamp cleared, and after both calls it is recorded and the filter is empty.
+/// word cleared, and after both calls it is recorded and the filter is empty.
 #[test]
 fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
     loom::model(|| {
-        // A four-second window: epochs of 1 s, a lag of 1; a stamp is cleared at age 6.
+        // A five-second window: epochs of 2 s; a word is cleared at age 4.
         let f = (1..64)
             .map(|capacity| {
                 ExpiringBloomFilter::builder()
-                    .expire_after(Duration::from_secs(4))
+                    .expire_after(Duration::from_secs(5))
                     .capacity(capacity)
                     .fpr(0.2)
                     .seed(0xB10C_B100_5EED)
@@ -141,13 +142,10 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
             .find(|f| f.num_lines() == 2)
             .map(Arc::new)
             .expect("a filter of two lines");
-        // Keys until each line holds stamps (few: every nonzero word is swept by a
+        // Keys until each line holds some (few: every nonzero word is swept by a
         // compare-exchange, each a point for loom to interleave).
         for id in 0u64.. {
-            if f.__stamp_words()
-                .chunks(8)
-                .all(|l| l.iter().any(|&w| w != 0))
-            {
+            if f.__key_words().chunks(8).all(|l| l.iter().any(|&w| w != 0)) {
                 break;
             }
             f.insert_at(&id, at(0.0));
@@ -157,12 +155,12 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
             let f = Arc::clone(&f);
             thread::spawn(move || f.contains_at(&u64::MAX, t))
         };
-        let (a, b) = (call(at(6.0)), call(at(6.5)));
+        let (a, b) = (call(at(8.0)), call(at(9.0)));
         let g = Arc::clone(&f);
-        let recorded = swept + 6; // one more than epoch 6's number
+        let recorded = swept + 4; // one more than the number of the epoch 4 later
         let c = thread::spawn(move || {
             let now = g.__last_sweep();
-            assert!(now < recorded || g.__stamp_words().iter().all(|&w| w == 0));
+            assert!(now < recorded || g.__key_words().iter().all(|&w| w == 0));
         });
         let _ = (a.join().unwrap(), b.join().unwrap());
         c.join().unwrap();
@@ -171,6 +169,6 @@ fn a_sweep_split_between_two_calls_is_recorded_after_both_chunks() {
             recorded,
             "both chunks done: the sweep is recorded"
         );
-        assert!(f.__stamp_words().iter().all(|&w| w == 0));
+        assert!(f.__key_words().iter().all(|&w| w == 0));
     });
 }

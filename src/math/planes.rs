@@ -11,7 +11,7 @@ use super::{blocks_for, check, Sizing};
 use crate::{Arrival, Error, ExpiryWindow};
 
 /// Bits of a plane.
-const PLANE_BITS: f64 = 120.0;
+pub(super) const PLANE_BITS: f64 = crate::layout::PLANE_BITS as f64;
 
 /// The rate of one plane holding a Poisson number of keys of mean `lambda`, `k` bits each:
 /// for `n` keys, `Σ_j P(j bits set after kn draws) · (j / 120)^k` (the occupancy
@@ -59,25 +59,11 @@ pub(crate) fn worst_fpr(lambda: f64, k: u32, arrival: Arrival) -> f64 {
 }
 
 /// The most keys per plane of a line, and the `k` for them, at which the worst moment's
-/// rate is at most `fpr`: `k` from 1 up while the keys grow (they have one maximum).
-pub(crate) fn keys_per_plane(fpr: f64, arrival: Arrival) -> (f64, u32) {
-    let mut best = (0.0, 1);
-    for k in 1..=crate::format::MAX_HASHES {
-        let (mut lo, mut hi) = (0.0f64, 512.0f64);
-        for _ in 0..40 {
-            let mid = (lo + hi) / 2.0;
-            if worst_fpr(mid, k, arrival) <= fpr {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo <= best.0 {
-            break;
-        }
-        best = (lo, k);
-    }
-    best
+/// rate is at most `fpr`: the sizing search of the other filters, over a plane's bits per
+/// key, remembered as theirs (loom's models build a filter per execution).
+pub(crate) fn keys_per_plane(fpr: f64, arrival: Arrival) -> Result<(f64, u32), Error> {
+    let (bits_per_key, k) = super::params_for(fpr, super::Rate::Planes(arrival))?;
+    Ok((PLANE_BITS / bits_per_key, k))
 }
 
 /// Key lines and bits per key for `capacity` keys per `window` at `fpr`, arriving as
@@ -92,7 +78,7 @@ pub(crate) fn size_planes(
     window: &ExpiryWindow,
 ) -> Result<Sizing, Error> {
     check(capacity, fpr)?;
-    let (lambda, k) = keys_per_plane(fpr, arrival);
+    let (lambda, k) = keys_per_plane(fpr, arrival)?;
     // Keys in one plane: an epoch's share of the window at a steady rate, the whole
     // window's in the worst burst.
     let share = match arrival {
@@ -112,12 +98,12 @@ mod tests {
 
     #[test]
     fn the_steady_planes_take_22_2_bits_per_key_at_1_percent() {
-        let (lambda, k) = keys_per_plane(0.01, Arrival::Steady);
+        let (lambda, k) = keys_per_plane(0.01, Arrival::Steady).unwrap();
         // 512 bits a line, three epochs a window: 512 / (3 λ) bits per key of the window.
         let bits = 512.0 / (3.0 * lambda);
         assert_eq!(k, 7);
         assert!((22.1..22.3).contains(&bits), "{bits}");
-        let (burst, _) = keys_per_plane(0.01, Arrival::WorstBurst);
+        let (burst, _) = keys_per_plane(0.01, Arrival::WorstBurst).unwrap();
         assert!(
             burst < lambda * 1.3 && burst > lambda,
             "{burst} vs {lambda}"
