@@ -362,9 +362,10 @@ impl Filter {
             )),
             Filter::Expiring(e) if expiring_fpr(e) > 2.0 * e.target_fpr() => Some(format!(
                 "{what}'s false-positive rate is now {:.4}%, more than twice its target \
-                 ({}%): it has seen more distinct lines per window than its capacity ({}) at a \
-                 steady rate, so new lines are taken for repeats more often; start a new state \
-                 with a larger --capacity",
+                 ({}%): it has seen more distinct lines in an epoch (a third of the window) \
+                 than its capacity ({}) per window at a steady rate gives, so new lines are \
+                 taken for repeats more often; start a new state with a larger --capacity, or \
+                 with --worst-burst if lines come in bursts",
                 100.0 * expiring_fpr(e),
                 100.0 * e.target_fpr(),
                 e.capacity(),

@@ -159,8 +159,9 @@ class _LogMixin:
             self._rate_warned = True
             self.logger.warning(
                 "blockbloom: the dupefilter's false-positive rate is now %g, more than twice its "
-                "target %g: it sees more requests per window than BLOCKBLOOM_CAPACITY (%d) at a "
-                "steady rate, so new requests are dropped as duplicates more often; raise "
+                "target %g: it sees more requests in an epoch (a third of the window) than "
+                "BLOCKBLOOM_CAPACITY (%d) per window at a steady rate gives, so new requests are "
+                "dropped as duplicates more often; raise "
                 "BLOCKBLOOM_CAPACITY (a new filter), or set BLOCKBLOOM_ARRIVAL = \"worst_burst\" "
                 "if the requests come in bursts",
                 fpr,
