@@ -92,9 +92,9 @@ fn cluster_answers_as_a_local_filter(password: Option<&str>) {
 
 /// An expiring filter on the cluster: its generations are created on the node of their
 /// shard (the function derives their names from the shard's hash tag), and it answers as
-/// the local expiring filter at injected times across two windows.
+/// its rule (`common/stamps.rs`) at injected times across two windows.
 #[test]
-fn an_expiring_filter_on_a_cluster_answers_as_a_local_one() {
+fn an_expiring_filter_on_a_cluster_answers_as_its_rule() {
     if !common::available() {
         return;
     }
@@ -110,20 +110,18 @@ fn an_expiring_filter_on_a_cluster_answers_as_a_local_one() {
         .create_expiring()
         .unwrap();
     assert!(f.num_shards() > 20);
-    let local = blockbloom::ExpiringBloomFilter::builder()
-        .expire_after(day)
-        .capacity(20_000)
-        .seed(78)
-        .build()
-        .unwrap();
+    let mut local =
+        common::stamps::StampModel::new(20_000, 0.01, 78, day, blockbloom::Arrival::Steady);
     let t0 = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
     let (stream, _) = blockbloom_workload::dup_stream(30_000, 0.5, 4);
     let keys: Vec<String> = stream.iter().map(|&i| url(i)).collect();
     for (i, chunk) in keys.chunks(1000).enumerate() {
         let t = t0 + day / 12 * i as u32; // 30 chunks: 2.5 days
         let remote = f.insert_if_absent_many_at(chunk, t).unwrap();
-        let mut mine = vec![false; chunk.len()];
-        local.insert_if_absent_many_at(chunk, t, &mut mine);
+        let mine: Vec<bool> = chunk
+            .iter()
+            .map(|k| local.insert_if_absent(k.as_str(), t))
+            .collect();
         assert!(remote == mine, "chunk {i} differs");
     }
     for s in &nodes {

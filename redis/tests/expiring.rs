@@ -1,29 +1,30 @@
-//! `RedisExpiringBloomFilter` against real redis-servers: the local filter's answers for the
-//! same keys and times, generations freed by the server, a race between two processes
+//! `RedisExpiringBloomFilter` against real redis-servers: the answers of its rule
+//! (`common/stamps.rs`) for the same keys and times, every one, false positives included, generations freed by the server, a race between two processes
 //! across epoch changes with clocks apart, loss detection and refusals.
 mod common;
 
-use blockbloom::{Arrival, ExpiringBloomFilter};
+use blockbloom::Arrival;
 use blockbloom_redis::{Error, RedisBloomFilter, RedisExpiringBloomFilter};
 use blockbloom_workload::{url, SplitMix64};
+use common::stamps::StampModel;
 use common::Server;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const DAY: Duration = Duration::from_secs(86_400);
 
 #[test]
-fn same_answers_as_a_local_expiring_filter_for_the_same_keys_and_times() {
-    same_answers_as_the_local_filter(true);
+fn same_answers_as_its_rule_for_the_same_keys_and_times() {
+    same_answers_as_the_rule(true);
 }
 
 #[test]
 fn same_answers_with_the_function_alone() {
-    same_answers_as_the_local_filter(false);
+    same_answers_as_the_rule(false);
 }
 
-/// Sized for the worst burst as the local filter is; opened for steady arrival, refused.
+/// Sized for the worst burst (twice the keys live); opened for steady arrival, refused.
 #[test]
-fn arrival_sizes_it_as_the_local_filter() {
+fn arrival_sizes_it_for_the_keys_live_at_once() {
     if !common::available() {
         return;
     }
@@ -34,14 +35,7 @@ fn arrival_sizes_it_as_the_local_filter() {
             .expire_after(DAY)
     };
     let r = b().arrival(Arrival::WorstBurst).create_expiring().unwrap();
-    let local = |a| {
-        ExpiringBloomFilter::builder()
-            .expire_after(DAY)
-            .capacity(10_000)
-            .arrival(a)
-            .build()
-            .unwrap()
-    };
+    let local = |a| StampModel::new(10_000, 0.01, 0, DAY, a);
     assert_eq!(r.num_lines(), local(Arrival::WorstBurst).num_lines());
     assert!(r.num_lines() > local(Arrival::Steady).num_lines());
     assert_eq!(r.arrival(), Arrival::WorstBurst);
@@ -73,7 +67,7 @@ fn function_calls(s: &Server) -> u64 {
 }
 
 /// `two_steps`: with the default two steps (`direct`), else every call a function call.
-fn same_answers_as_the_local_filter(two_steps: bool) {
+fn same_answers_as_the_rule(two_steps: bool) {
     if !common::available() {
         return;
     }
@@ -90,13 +84,7 @@ fn same_answers_as_the_local_filter(two_steps: bool) {
         .direct_bitfield(two_steps)
         .create_expiring()
         .unwrap();
-    let local = ExpiringBloomFilter::builder()
-        .expire_after(DAY)
-        .capacity(cap)
-        .fpr(fpr)
-        .seed(seed)
-        .build()
-        .unwrap();
+    let mut local = StampModel::new(cap, fpr, seed, DAY, Arrival::Steady);
     assert!(r.num_shards() > 1 && r.num_lines() == local.num_lines());
     let t0 = UNIX_EPOCH + Duration::from_secs(1_600_000_000);
     let mut rng = SplitMix64::new(7);
@@ -109,18 +97,20 @@ fn same_answers_as_the_local_filter(two_steps: bool) {
             match rng.next_u64() % 3 {
                 0 => {
                     let got = r.insert_if_absent_many_at(&keys, t).unwrap();
-                    let mut want = vec![false; keys.len()];
-                    local.insert_if_absent_many_at(&keys, t, &mut want);
+                    let want: Vec<bool> = keys
+                        .iter()
+                        .map(|k| local.insert_if_absent(k.as_str(), t))
+                        .collect();
                     assert!(got == want, "insert_if_absent at step {step} differs");
                 }
                 1 => {
                     r.insert_many_at(&keys, t).unwrap();
-                    local.insert_many_at(&keys, t);
+                    keys.iter().for_each(|k| local.insert(k.as_str(), t));
                 }
                 _ => {
                     let got = r.contains_many_at(&keys, t).unwrap();
-                    let mut want = vec![false; keys.len()];
-                    local.contains_many_at(&keys, t, &mut want);
+                    let want: Vec<bool> =
+                        keys.iter().map(|k| local.contains(k.as_str(), t)).collect();
                     assert!(got == want, "contains at step {step} differs");
                 }
             }
@@ -129,15 +119,17 @@ fn same_answers_as_the_local_filter(two_steps: bool) {
         // Keys never inserted: their answers are false positives, and must agree.
         let others: Vec<String> = (0..500).map(|i| format!("never:{step}:{i}")).collect();
         let got = r.contains_many_at(&others, t).unwrap();
-        let mut want = vec![false; others.len()];
-        local.contains_many_at(&others, t, &mut want);
+        let want: Vec<bool> = others
+            .iter()
+            .map(|k| local.contains(k.as_str(), t))
+            .collect();
         assert!(got == want, "false positives at step {step} differ");
         positives_of_strangers += got.iter().filter(|&&x| x).count();
         strangers += others.len();
     }
     eprintln!(
-        "two steps {two_steps}: {ops} operations over 2 windows: every answer as the local \
-         filter's; {positives_of_strangers}/{strangers} false positives, the same ones"
+        "two steps {two_steps}: {ops} operations over 2 windows: every answer as the rule's \
+         ({positives_of_strangers}/{strangers} false positives, the same ones)"
     );
     // Keys present answer from the read alone: no function call, nothing written (once a
     // read has seen the generation the inserts created).

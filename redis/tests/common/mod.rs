@@ -292,3 +292,4 @@ pub fn offer(f: &mut RedisBloomFilter, keys: &[String]) -> (Vec<bool>, usize) {
     }
     (out, lost)
 }
+pub mod stamps;
