@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from blockbloom import ExpiringBloomFilter, RedisBloomFilter, RedisError, RedisExpiringBloomFilter
+from blockbloom import RedisBloomFilter, RedisError, RedisExpiringBloomFilter
 
 HOUR = 3600.0
 T = 1_699_999_200.0  # a past time (2023: guarantee 6 takes later ones as now), at the start of an epoch of every window below
