@@ -367,18 +367,14 @@ impl Line {
         live: [u64; 2],
     ) -> bool {
         let (a, b) = (words[2 * p], words[2 * p + 1]);
-        let label = if mask[0] != 0 {
-            a >> LABEL_SHIFT
-        } else {
-            b >> LABEL_SHIFT
-        };
-        let agree = (mask[0] == 0 || a >> LABEL_SHIFT == label)
-            && (mask[1] == 0 || b >> LABEL_SHIFT == label);
+        let (la, lb) = (a >> LABEL_SHIFT, b >> LABEL_SHIFT);
+        let label = if mask[0] != 0 { la } else { lb };
+        // `&`, not `&&`: no branch on the words (live labels are never 0, the empty label).
+        let agree = (mask[0] == 0 || la == label) & (mask[1] == 0 || lb == label);
         agree
-            && (label == live[0] || label == live[1])
-            && label != 0
-            && a & mask[0] == mask[0]
-            && b & mask[1] == mask[1]
+            & ((label == live[0]) | (label == live[1]))
+            & (a & mask[0] == mask[0])
+            & (b & mask[1] == mask[1])
     }
 }
 

@@ -56,20 +56,20 @@ impl ExpiringBloomFilter {
 
     /// The epoch a call at `t` works in: the newest any call has used, moved on to `t`'s
     /// own if that is later (guarantee 5: a clock behind works in the newest epoch).
-    #[inline]
+    #[inline(always)]
     pub(super) fn epoch_at(&self, t: SystemTime) -> PlaneEpoch {
         self.epoch_at_nanos(nanos_since_1970(t))
     }
 
     /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn epoch_now(&self) -> PlaneEpoch {
         self.epoch_at_nanos(wall_clock_nanos())
     }
 
     /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970; a call in the newest
     /// epoch sweeps a chunk of its pass while one is owed.
-    #[inline]
+    #[inline(always)]
     fn epoch_at_nanos(&self, nanos: u64) -> PlaneEpoch {
         // SeqCst: the planes' proof orders this read before the line's (`planes.rs`).
         let newest = self.clock(NEWEST).load(SeqCst);
@@ -80,6 +80,15 @@ impl ExpiringBloomFilter {
             self.sweep_if_owed(newest);
             return self.window.at(newest);
         }
+        self.epoch_off_the_newest(nanos, newest)
+    }
+
+    /// [`epoch_at_nanos`](Self::epoch_at_nanos) of a time outside the newest epoch (or of
+    /// a filter no call has used): the newest epoch for a time behind it, else the time's
+    /// own, at most this machine's clock and the skew, to which the newest epoch moves on.
+    #[cold]
+    #[inline(never)]
+    fn epoch_off_the_newest(&self, nanos: u64, newest: u64) -> PlaneEpoch {
         let mut own = self.window.epoch_of_nanos(nanos);
         let mut nanos = nanos;
         if own > newest {

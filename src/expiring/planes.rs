@@ -21,9 +21,33 @@ pub(crate) const PLANES: u64 = super::window::GENERATIONS + 1;
 const LABELS: u64 = 15;
 
 /// The label an epoch writes.
-pub(crate) fn label(x: u64) -> u64 {
+pub(crate) const fn label(x: u64) -> u64 {
     x % LABELS + 1
 }
+
+/// Epochs after which labels and planes repeat together.
+const CYCLE: u64 = LABELS * PLANES;
+
+/// For each epoch mod [`CYCLE`], its plane, label and live labels ([`PlaneEpoch::at`]):
+/// tabled once, so that a call looks its epoch up instead of dividing eight times.
+static VIEWS: [(usize, u64, [[u64; 2]; PLANES as usize]); CYCLE as usize] = {
+    let mut views = [(0, 0, [[0; 2]; PLANES as usize]); CYCLE as usize];
+    let mut m = 0;
+    while m < CYCLE {
+        let mut q = 0;
+        while q < PLANES {
+            // The x in m − 3 ..= m with x ≡ q (mod 4), mod the cycle (a multiple of 4 and 15).
+            let back = (m + PLANES - q) % PLANES;
+            let x = (m + CYCLE - back) % CYCLE;
+            views[m as usize].2[q as usize] = [label(x), label(x + PLANES)];
+            q += 1;
+        }
+        views[m as usize].0 = (m % PLANES) as usize;
+        views[m as usize].1 = label(m);
+        m += 1;
+    }
+    views
+};
 
 /// What a caller in epoch `n` reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,21 +58,19 @@ pub(crate) struct PlaneEpoch {
     pub(crate) label: u64,
     /// For each plane, its live label (the epoch of `n − 3 ..= n` it holds) and the label
     /// of the epoch four later (`n + 1 ..= n + 4`: live if written, a newer caller's).
-    pub(crate) live: [[u64; 2]; PLANES as usize],
+    pub(crate) live: &'static [[u64; 2]; PLANES as usize],
 }
 
 impl PlaneEpoch {
+    /// Epoch `n`: its plane and label, and for each plane the labels of `n − 3 ..= n` and
+    /// of the epoch four later.
+    #[inline(always)]
     pub(crate) fn at(n: u64) -> PlaneEpoch {
-        let live = core::array::from_fn(|q| {
-            // The x in n − 3 ..= n with x ≡ q (mod 4).
-            let back = (n + PLANES - q as u64) % PLANES;
-            let x = n.wrapping_sub(back);
-            [label(x), label(x.wrapping_add(PLANES))]
-        });
+        let (plane, label, ref live) = VIEWS[(n % CYCLE) as usize];
         PlaneEpoch {
             n,
-            plane: (n % PLANES) as usize,
-            label: label(n),
+            plane,
+            label,
             live,
         }
     }
@@ -62,7 +84,17 @@ impl PlaneEpoch {
     /// Whether the line (its words as loaded) holds the key of `mask` in a live plane,
     /// other than those of epochs up to `after` (a call deciding again, whose own bits
     /// are in `after`'s plane).
+    #[inline(always)]
     pub(crate) fn holds(&self, words: &[u64; WORDS], mask: [u64; 2], after: Option<u64>) -> bool {
+        if after.is_none() {
+            // Every plane tested, no branch on which holds the key (a repeat's plane is
+            // any of the four: an early exit would be mispredicted).
+            let mut held = false;
+            for q in 0..PLANES as usize {
+                held |= Line::plane_holds(words, q, mask, self.live[q]);
+            }
+            return held;
+        }
         (0..PLANES as usize).any(|q| {
             let mut live = self.live[q];
             if let Some(a) = after {

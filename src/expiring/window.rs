@@ -167,7 +167,7 @@ impl ExpiryWindow {
     }
 
     /// Epoch `n`, as the planes read and write it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn at(&self, n: u64) -> PlaneEpoch {
         PlaneEpoch::at(n)
     }
