@@ -10,9 +10,11 @@
 //! filter's `insert_if_absent` with a `SystemTime::now()` before each call, measured as such
 //! (over plain: out of cache more than the sum, as the clock read waits for the loads
 //! before it); *2× plain* is the plain filter sized for the `2 × capacity` keys that can be
-//! live at once (guarantee 3: keys bunched at the two ends of a window), before any
-//! information about their ages: its batches' time and its bytes per key of the window.
-//! Beside the batches, the plain filter's batches in as many bytes as the expiring filter:
+//! live at once (the old stamps' worst burst), before any information about their ages:
+//! its batches' time and its bytes per key of the window.
+//! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
+//! filter (its footprint's cost out of cache). Beside the batches, the plain filter's
+//! batches in as many bytes as the expiring filter:
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
 //! batches over them); and the expiring filter's batches on 4 KiB pages
@@ -119,8 +121,8 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &capacity in &capacities {
         let links = links_of(capacity, crawl);
         let n = links.len() as f64;
@@ -131,6 +133,7 @@ fn main() {
         };
         let strs: Vec<&str> = links.iter().map(String::as_str).collect();
         let (mut plain, mut exp, mut exp_at, mut clock) = (vec![], vec![], vec![], vec![]);
+        let mut plain_as_exp = vec![];
         let (mut floor, mut coarse) = (vec![], vec![]);
         let (mut plain_batch, mut exp_batch) = (vec![], vec![]);
         let (mut plain2_batch, mut plain_as_exp_batch) = (vec![], vec![]);
@@ -161,6 +164,12 @@ fn main() {
             let t = SystemTime::now();
             exp_at.push(per_call(&mut || {
                 black_box(expiring_at_loop(&e, &links, t));
+            }));
+            // One call at a time in as many bytes as the expiring filter: its footprint's
+            // cost out of cache, `_at`'s floor there.
+            let g = BloomFilter::with_capacity((be / bp * capacity as f64) as u64, 0.01).unwrap();
+            plain_as_exp.push(per_call(&mut || {
+                black_box(plain_loop(&g, &links));
             }));
             // The plain filter's batches in a filter sized for `keys`, with huge pages by
             // default (once dense) or from the start.
@@ -196,16 +205,17 @@ fn main() {
         let (p, e, a) = (median(plain), median(exp), median(exp_at));
         let (pb, eb, c) = (median(plain_batch), median(exp_batch), median(clock));
         let (fl, fc, pb2) = (median(floor), median(coarse), median(plain2_batch));
-        let pbe = median(plain_as_exp_batch);
+        let (pbe, pe) = (median(plain_as_exp_batch), median(plain_as_exp));
         let (pbh, ebs) = (median(plain_huge_batch), median(exp_small_batch));
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
+            a / pe,
             eb / pb,
             pb2 / pb,
             pbe / pb,
@@ -237,8 +247,8 @@ fn links_of(capacity: u64, crawl: bool) -> Vec<String> {
 /// 10^6 members and non-members, one thread, medians of `reps`.
 fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
     println!("\nthe Age-Partitioned Bloom Filter (APBF), 1%, one thread, ns per call:\n");
-    println!("| capacity | APBF k, l | bits/key APBF | expiring | plain | APBF rate at its worst moment | `insert_if_absent` APBF | expiring `_at` | plain | APBF / expiring | `contains` member APBF | expiring | non-member APBF | expiring | APBF / expiring (members, non-members) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | APBF k, l | bits/key APBF | expiring | plain | APBF rate at its worst moment | expiring rate at its worst moment (estimated) | `insert_if_absent` APBF | expiring `_at` | plain | APBF / expiring | `contains` member APBF | expiring | non-member APBF | expiring | APBF / expiring (members, non-members) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &capacity in capacities {
         let links = links_of(capacity, crawl);
         let probes: Vec<String> = (0..1_000_000)
@@ -295,20 +305,50 @@ fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
         let g = a.window() / l;
         (0..4 * a.window() + g - 1).for_each(|i| a.insert(&format!("https://in.example/{i}")));
         let rate = probes.iter().filter(|u| a.contains(u)).count() as f64 / probes.len() as f64;
+        let (ours, ours_estimated) = worst_moment_rate(capacity, &probes);
         let bits = |bytes: usize| bytes as f64 * 8.0 / capacity as f64;
         let (ai, ei, pi) = (median(ai), median(ei), median(pi));
         let (am, em, an, en) = (median(am), median(em), median(an), median(en));
         println!(
-            "| {capacity} | {k}, {l} | {:.1} | {:.1} | {:.1} | {:.3}% | {ai:.1} | {ei:.1} | {pi:.1} | ×{:.2} | {am:.1} | {em:.1} | {an:.1} | {en:.1} | ×{:.2}, ×{:.2} |",
+            "| {capacity} | {k}, {l} | {:.1} | {:.1} | {:.1} | {:.3}% | {:.3}% ({:.3}%) | {ai:.1} | {ei:.1} | {pi:.1} | ×{:.2} | {am:.1} | {em:.1} | {an:.1} | {en:.1} | ×{:.2}, ×{:.2} |",
             bits(a.bytes()),
             bits(expiring(capacity).memory_bytes()),
             bits(BloomFilter::with_capacity(capacity, 0.01).unwrap().memory_bytes()),
             100.0 * rate,
+            100.0 * ours,
+            100.0 * ours_estimated,
             ai / ei,
             am / em,
             an / en,
         );
     }
+}
+
+/// The expiring filter's rate at its worst moment for a steady arrival, measured with
+/// `probes` and estimated: `capacity` keys per window, evenly spaced, for four epochs (one
+/// for each plane), probed at the last nanosecond of the fourth.
+fn worst_moment_rate(capacity: u64, probes: &[String]) -> (f64, f64) {
+    let e = expiring(capacity);
+    let (w, epoch) = (e.window(), e.epoch());
+    let past = SystemTime::now() - 3 * e.expire_after();
+    let start = std::time::UNIX_EPOCH + w.start_of(w.epoch_of(past));
+    let end = start + 4 * epoch;
+    let step = e.expire_after().as_nanos() as f64 / capacity as f64;
+    let mut i = 0u64;
+    loop {
+        let at = start + Duration::from_nanos((i as f64 * step) as u64);
+        if at >= end {
+            break;
+        }
+        e.insert_at(&format!("https://in.example/{i}"), at);
+        i += 1;
+    }
+    let last = end - Duration::from_nanos(1);
+    let fp = probes
+        .iter()
+        .filter(|u| e.contains_at(u.as_str(), last))
+        .count();
+    (fp as f64 / probes.len() as f64, e.estimated_fpr_at(last))
 }
 
 /// The coarse clock's resolution and how far it lags the wall clock, over 10^6 paired reads.
