@@ -108,8 +108,8 @@ pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
 
 /// Data bits of one word of an expiring filter's plane (its top 4 bits hold the word's
 /// label), and the bits of a plane: two such words, four planes to a line.
-pub(crate) const PLANE_WORD_BITS: u32 = 60;
-pub(crate) const PLANE_BITS: u32 = 2 * PLANE_WORD_BITS;
+pub(crate) const PLANE_BITS: u32 = crate::math::planes::PLANE_BITS;
+pub(crate) const PLANE_WORD_BITS: u32 = PLANE_BITS / 2;
 
 /// A key's `k` bits in a 120-bit plane, as the masks of the plane's two words (bits 0..60
 /// of each): position `i` is the top 32 bits of `h · SALT[i]` scaled to 0..120.

@@ -308,8 +308,9 @@ pub fn counting_params(fpr: f64) -> Result<(f64, u32), Error> {
 enum Rate {
     Blocked(u32),
     Counting,
-    /// The expiring filter's planes at the worst moment, the slots a plane's bits.
-    Planes(crate::Arrival),
+    /// The expiring filter's planes at the worst moment with this many planes full, the
+    /// slots a plane's bits.
+    Planes(u32),
 }
 
 impl Rate {
@@ -317,8 +318,8 @@ impl Rate {
         match self {
             Rate::Blocked(block_bits) => blocked_fpr_sized(slots_per_key, k, block_bits),
             Rate::Counting => counting_fpr(slots_per_key, k),
-            Rate::Planes(arrival) => {
-                planes::worst_fpr(planes::PLANE_BITS / slots_per_key, k, arrival)
+            Rate::Planes(full) => {
+                planes::worst_fpr(f64::from(planes::PLANE_BITS) / slots_per_key, k, full)
             }
         }
     }
@@ -430,9 +431,16 @@ fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
     Ok(())
 }
 
+/// The bits of a plane per key and the `k` that keep the expiring filter's rate at `fpr`
+/// with `full` planes full (the sizing search of the other filters, remembered as theirs:
+/// loom's models build a filter per execution).
+pub(crate) fn planes_params(fpr: f64, full: u32) -> Result<(f64, u32), Error> {
+    params_for(fpr, Rate::Planes(full))
+}
+
 /// Whole blocks of `slots` slots for `capacity` keys at `per_key` slots each (at least one),
 /// or [`Error::TooLarge`] when the count does not fit this machine's address space.
-fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
+pub(crate) fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
     let blocks = (per_key * capacity as f64 / slots as f64).ceil().max(1.0);
     let too_large = Error::TooLarge {
         bytes: (blocks * LINE_BYTES as f64) as u128,

@@ -75,7 +75,7 @@ enum Cmd {
         #[arg(long, value_parser = filter::parse_duration, conflicts_with = "block_bits")]
         expire_after: Option<std::time::Duration>,
         /// With --expire-after: size a new filter for --capacity lines per window in any
-        /// order (a window's lines in one epoch: 2.6 times the memory) rather than at a
+        /// order (a window's lines in one epoch: 2.5 times the memory) rather than at a
         /// steady rate. An existing state refuses it if it was not made so.
         #[arg(long, requires = "expire_after")]
         worst_burst: bool,

@@ -184,9 +184,9 @@ impl RedisBuilder {
         }
         let seed = seed.or(self.seed).unwrap_or_else(blockbloom::random_seed);
         let (blocks, k, window_ns) = match self.expire_after.filter(|_| self.expiring) {
-            // The generations' stamp lines (`expiring.rs`).
+            // The generations' stamp lines.
             Some(w) => {
-                let (lines, k) = crate::expiring::stamp_sizing(capacity, self.fpr, self.arrival)?;
+                let (lines, k) = stamp_sizing(capacity, self.fpr, self.arrival)?;
                 (lines, k, w.as_nanos() as u64)
             }
             // Exactly the local builder's sizing, so `to_local` / `export` line up block
@@ -559,4 +559,22 @@ impl RedisBloomFilter {
         }
         Ok(())
     }
+}
+
+/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
+/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
+/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
+/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
+/// `ExpiringBuilder::layout`.)
+pub(crate) fn stamp_sizing(
+    capacity: u64,
+    fpr: f64,
+    arrival: blockbloom::Arrival,
+) -> Result<(u64, u32)> {
+    let live = match arrival {
+        blockbloom::Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
+        blockbloom::Arrival::WorstBurst => capacity.saturating_mul(2),
+    };
+    let s = blockbloom::math::size_counting(live, fpr)?;
+    Ok((s.blocks, s.hashes))
 }

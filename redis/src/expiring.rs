@@ -17,8 +17,9 @@ pub(crate) const GENERATION_LINE_BYTES: u64 = 16;
 /// local [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter): a key is seen for
 /// `expire_after` after the insert that added it, and new again at most 25% later. Its
 /// epochs are quarter windows ([`ExpiryWindow::in_quarters`]) and its slots a counting
-/// filter's (`stamp_sizing`): not the local filter's planes, so the two answer alike for
-/// the same keys and times but for false positives and the last quarter window.
+/// filter's (`stamp_sizing` in `builder.rs`): not the local filter's planes, so the two
+/// answer alike for the same keys and times but for false positives and the slack after
+/// the window (a quarter of it here, a third and a second there).
 ///
 /// # How it is stored
 /// Each shard `{name.i}.bits` holds the header (as a plain filter's shard), the window,
@@ -420,7 +421,7 @@ impl RedisExpiringBloomFilter {
     /// What its capacity was sized for: steady arrival's size, or the worst burst's.
     /// Example at [`RedisBuilder::arrival`].
     pub fn arrival(&self) -> Arrival {
-        match stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
+        match crate::builder::stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
             Ok((lines, _)) if lines == self.num_lines() => Arrival::Steady,
             _ => Arrival::WorstBurst,
         }
@@ -528,18 +529,4 @@ impl RedisBuilder {
             requested: want.map_or("an expiring filter".into(), text),
         })
     }
-}
-
-/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
-/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
-/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
-/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
-/// `ExpiringBuilder::layout`.)
-pub(crate) fn stamp_sizing(capacity: u64, fpr: f64, arrival: Arrival) -> Result<(u64, u32)> {
-    let live = match arrival {
-        Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
-        Arrival::WorstBurst => capacity.saturating_mul(2),
-    };
-    let s = blockbloom::math::size_counting(live, fpr)?;
-    Ok((s.blocks, s.hashes))
 }

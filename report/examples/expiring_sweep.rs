@@ -1,10 +1,11 @@
 //! Each epoch of an `ExpiringBloomFilter` owes a sweep of the whole filter, which clears the
-//! stamps no caller can read as live any more; the calls of the epoch do it a chunk each
+//! words no caller can read as live any more; the calls of the epoch do it a chunk each
 //! (1,024 lines, 64 KiB). This times those calls on filters for CAPACITY keys (per window)
 //! at 1%, each filled with CAPACITY keys in one epoch: the epoch's first call, its slowest,
-//! and all the calls that sweep, at the next epoch (every stamp still live: read, none
-//! written), at the sixth (every stamp dead: each nonzero word written), and once more after
-//! that (every word zero: the cost of reading the filter's memory, the sweep's floor).
+//! and all the calls that sweep, at the next epoch (every word still live: read, none
+//! written), at the fourth after it (every word dead: each nonzero word written), and once
+//! more after that (every word zero: the cost of reading the filter's memory, the sweep's
+//! floor).
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring_sweep [-- CAPACITY...]
@@ -44,7 +45,7 @@ fn main() {
         capacities
     };
     let day = Duration::from_secs(86_400);
-    println!("ms for the calls that sweep an epoch (4-day window: 1-day epochs), one thread:");
+    println!("ms for the calls that sweep an epoch (4-day window: epochs of 1⅓ days), one thread:");
     println!("the first call / the slowest / all of them\n");
     println!("| capacity | MB | calls | all live | all dead | all zero (floor) | GB/s, all live |");
     println!("|---|---:|---:|---|---|---|---:|");
@@ -55,7 +56,9 @@ fn main() {
             .fpr(0.01)
             .build()
             .expect("a valid filter");
-        let t = UNIX_EPOCH + 20_000 * day;
+        let w = f.window();
+        let t = UNIX_EPOCH + w.start_of(w.epoch_of(UNIX_EPOCH + 20_000 * day));
+        let epoch = f.epoch();
         let keys: Vec<u64> = (0..capacity).collect();
         for chunk in keys.chunks(1 << 16) {
             f.insert_many_at(chunk, t);
@@ -64,9 +67,9 @@ fn main() {
             format!("{first:.3} / {slowest:.3} / {total:.1}")
         };
         let (live, dead, zero) = (
-            time_pass(&f, t + day),
-            time_pass(&f, t + 6 * day),
-            time_pass(&f, t + 7 * day),
+            time_pass(&f, t + epoch),
+            time_pass(&f, t + 4 * epoch),
+            time_pass(&f, t + 5 * epoch),
         );
         let mb = f.memory_bytes() as f64 / 1e6;
         println!(

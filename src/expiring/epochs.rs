@@ -78,7 +78,7 @@ impl ExpiringBloomFilter {
         if self.window.is_in(nanos, newest) && newest != 0 {
             // Most calls: no division, and the pass of this epoch done.
             self.sweep_if_owed(newest);
-            return self.window.at(newest);
+            return PlaneEpoch::at(newest);
         }
         self.epoch_off_the_newest(nanos, newest)
     }
@@ -101,7 +101,7 @@ impl ExpiringBloomFilter {
         }
         if own < newest || (own == newest && self.clock(FIRST).load(Relaxed) != 0) {
             self.sweep_if_owed(newest);
-            return self.window.at(newest);
+            return PlaneEpoch::at(newest);
         }
         self.advance(own, nanos)
     }
@@ -132,7 +132,7 @@ impl ExpiringBloomFilter {
                 // filter).
                 Ok(_) => {
                     self.clock(NEWEST).fetch_max(n, SeqCst);
-                    return self.window.at(n);
+                    return PlaneEpoch::at(n);
                 }
                 Err(now) => swept = now,
             }
@@ -147,7 +147,7 @@ impl ExpiringBloomFilter {
         // did before, and the planes' proof has it in the order of SeqCst operations.
         self.clock(NEWEST).fetch_max(n, SeqCst);
         self.sweep_if_owed(n);
-        self.window.at(n)
+        PlaneEpoch::at(n)
     }
 
     /// Sweeps a chunk if the pass of epoch `newest` is not recorded yet (Relaxed: only a

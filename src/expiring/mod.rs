@@ -108,7 +108,7 @@ pub use window::ExpiryWindow;
 /// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
 /// within a second (NTP).
 ///
-/// **Memory**: at 1%, 22.2 bits (2.8 bytes) per key of the window for a steady rate, 57
+/// **Memory**: at 1%, 22.2 bits (2.78 bytes) per key of the window for a steady rate, 56.1
 /// sized for the worst burst (docs/PERFORMANCE.md, "The expiring filter against its
 /// goals"); in memory on huge pages from the first touch by default
 /// ([`ExpiringBuilder::huge_pages`]).
@@ -257,10 +257,12 @@ impl ExpiringBloomFilter {
     ///    (the epochs `n − 3 ..= n`, and those up to `n + 4` that a newer caller wrote),
     ///    return `false`.
     /// 2. Claim the key's bits in plane `n mod 4` under `n`'s label as the plain filter
-    ///    claims its bits ([`BloomFilter::insert_if_absent`]): every missing bit but the
-    ///    highest, then the highest alone in a compare-exchange that fails if it is set. A
-    ///    dead epoch's word is replaced in the same compare-exchange; a newer epoch's word
-    ///    in the way means `n` is stale: read the newest epoch again and start over.
+    ///    claims its bits
+    ///    ([`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent)): every
+    ///    missing bit but the highest, then the highest alone in a compare-exchange that
+    ///    fails if it is set. A dead epoch's word is replaced in the same compare-exchange;
+    ///    a newer epoch's word in the way means `n` is stale: read the newest epoch again
+    ///    and start over.
     /// 3. Having set the deciding bit, read the newest epoch again. Still `n`: return
     ///    `true`. Moved on to `m`: run steps 1–3 again in `m`, where step 1 ignores the
     ///    planes of epochs up to `n` (holding this call's own bits).
@@ -278,7 +280,10 @@ impl ExpiringBloomFilter {
     ///   all of A's bits (written before it), in plane `a mod 4` under `a`'s label, which
     ///   is live for B (`b − a ≤ 3`: clocks within a second and callers at the newest
     ///   span at most one epoch change during a call; a plane of `a` is reclaimed only in
-    ///   `a + 4`). B returns `false` in step 1. ∎
+    ///   `a + 4`). B returns `false` in step 1, unless that step 1 leaves plane `a` out,
+    ///   being a decision again after a win of B's own in an epoch `c` with `a ≤ c < b`:
+    ///   then B's win in `c` is a decisive claim too, and the same two cases, for `a` and
+    ///   `c`, show it impossible. ∎
     ///
     /// A loser may have set some of the key's bits: the same bits the winner sets.
     ///
@@ -293,8 +298,6 @@ impl ExpiringBloomFilter {
     /// assert!(f.insert_if_absent_at("https://example.com/", t + f.forgotten_after()));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    ///
-    /// [`CountingBloomFilter::insert_if_absent`]: crate::CountingBloomFilter::insert_if_absent
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
         self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_at(t))
     }
@@ -462,14 +465,32 @@ impl ExpiringBloomFilter {
 }
 
 /// The key lines and bits per key for `capacity` keys per window of `window` at `fpr`, as
-/// `arrival` says the keys arrive (`math/planes.rs`).
+/// `arrival` says the keys arrive: four full planes at the worst moment of a steady rate,
+/// each with an epoch's share of the window's keys; two in the worst burst, each with all of
+/// them (`math/planes.rs` has the rate of a plane).
 pub(crate) fn sizing(
     capacity: u64,
     fpr: f64,
     arrival: Arrival,
     window: &ExpiryWindow,
 ) -> Result<crate::math::Sizing, Error> {
-    crate::math::planes::size_planes(capacity, fpr, arrival, window)
+    if capacity == 0 {
+        return Err(Error::ZeroCapacity);
+    }
+    let (full, share) = match arrival {
+        Arrival::Steady => (
+            4,
+            window.epoch().as_secs_f64() / window.expire_after().as_secs_f64(),
+        ),
+        Arrival::WorstBurst => (2, 1.0),
+    };
+    let (bits_per_key, hashes) = crate::math::planes_params(fpr, full)?;
+    let bits = crate::layout::PLANE_BITS;
+    Ok(crate::math::Sizing {
+        blocks: crate::math::blocks_for(share * bits_per_key, capacity, bits)?,
+        hashes,
+        target_fpr: fpr,
+    })
 }
 
 impl fmt::Debug for ExpiringBloomFilter {

@@ -14,9 +14,9 @@
 use crate::line::{Line, PlaneClaim, WORDS};
 use crate::sync::{seq_cst_order, AtomicU64, Ordering::SeqCst};
 
-/// Planes per line: the epochs a key is seen in (`window::GENERATIONS` after its own, and
-/// its own).
-pub(crate) const PLANES: u64 = super::window::GENERATIONS + 1;
+/// Planes per line: the epochs a key is seen in (its own and `window::GENERATIONS` after
+/// it).
+pub(crate) const PLANES: u64 = 4;
 /// Distinct nonzero labels.
 const LABELS: u64 = 15;
 
@@ -238,6 +238,7 @@ pub(crate) fn line_fpr(words: &[u64; WORDS], n: u64, k: u32) -> f64 {
 /// One line and a newest-epoch word: the planes protocol alone, for its loom models
 /// (hidden; feature `internals`).
 #[cfg(feature = "internals")]
+#[doc(hidden)]
 pub struct PlanesModel {
     line: Line,
     newest: AtomicU64,
@@ -246,6 +247,7 @@ pub struct PlanesModel {
 #[cfg(feature = "internals")]
 impl PlanesModel {
     /// An empty line whose newest epoch is `n`.
+    #[doc(hidden)]
     pub fn new(n: u64) -> PlanesModel {
         PlanesModel {
             line: Line::new(),
@@ -253,19 +255,23 @@ impl PlanesModel {
         }
     }
     /// Moves the newest epoch on to `n` (SeqCst, as the filter's clock line).
+    #[doc(hidden)]
     pub fn advance(&self, n: u64) {
         self.newest.fetch_max(n, SeqCst);
     }
     /// The newest epoch.
+    #[doc(hidden)]
     pub fn newest(&self) -> u64 {
         self.newest.load(SeqCst)
     }
     /// [`insert_if_absent`] for a caller that read the newest epoch as `n`.
+    #[doc(hidden)]
     pub fn insert_if_absent(&self, n: u64, mask: [u64; 2]) -> bool {
         insert_if_absent(&self.line, &self.newest, n, mask)
     }
     /// The negative control: the claim in `n`'s plane without the re-read of the newest
     /// epoch after a win. Two callers across an epoch change can both win.
+    #[doc(hidden)]
     pub fn insert_if_absent_without_re_read(&self, n: u64, mask: [u64; 2]) -> bool {
         let e = PlaneEpoch::at(n);
         seq_cst_order();
@@ -277,6 +283,7 @@ impl PlanesModel {
                 == PlaneClaim::Won
     }
     /// [`contains`] in epoch `n`.
+    #[doc(hidden)]
     pub fn contains(&self, n: u64, mask: [u64; 2]) -> bool {
         contains(&self.line, n, mask)
     }

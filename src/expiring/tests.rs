@@ -474,3 +474,33 @@ fn the_oldest_generation_of_a_new_filter_began_at_its_first_call() {
     let started = f.oldest_generation_start().unwrap();
     assert!(before <= started && started <= after, "{started:?}");
 }
+
+/// The planes' sizing at 1% for a month's window: 22.2 bits per key of the window at a
+/// steady rate (k = 7), 56.1 sized for the worst burst; an epoch is a third of the window
+/// and a second, so a one-second window needs twice the lines per key.
+#[test]
+fn the_steady_planes_take_22_2_bits_per_key_at_1_percent() {
+    let bits = |window: Duration, arrival| {
+        let w = ExpiryWindow::new(window).unwrap();
+        let s = sizing(1_000_000, 0.01, arrival, &w).unwrap();
+        (s.blocks as f64 * 512.0 / 1e6, s.hashes)
+    };
+    let (steady, k) = bits(30 * DAY, Arrival::Steady);
+    assert!(
+        (22.1..22.3).contains(&steady) && k == 7,
+        "{steady} bits, k {k}"
+    );
+    let (burst, _) = bits(30 * DAY, Arrival::WorstBurst);
+    assert!((56.0..56.2).contains(&burst), "{burst}");
+    let (second, _) = bits(Duration::from_secs(1), Arrival::Steady);
+    assert!((second / steady - 2.0).abs() < 0.01, "{second}");
+    let zero = ExpiryWindow::new(DAY).unwrap();
+    assert_eq!(
+        sizing(0, 0.01, Arrival::Steady, &zero).unwrap_err(),
+        Error::ZeroCapacity
+    );
+    assert!(matches!(
+        sizing(10, 1.5, Arrival::Steady, &zero).unwrap_err(),
+        Error::InvalidFpr(_)
+    ));
+}

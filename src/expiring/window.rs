@@ -11,14 +11,13 @@
 use core::time::Duration;
 use std::time::SystemTime;
 
-use super::planes::PlaneEpoch;
 use crate::storage::nanos_since_1970;
 
 use crate::Error;
 
 /// Past epochs a key stays seen: 3, so that the window and the tolerated clock difference
 /// fit in the epochs after the key's own, which may have begun just before its insert.
-pub(crate) const GENERATIONS: u64 = 3;
+pub(crate) const GENERATIONS: u64 = super::planes::PLANES - 1;
 /// Clock difference tolerated between callers of one filter (threads, processes, hosts).
 pub(crate) const SKEW: Duration = Duration::from_secs(1);
 
@@ -164,12 +163,6 @@ impl ExpiryWindow {
     /// Example at [`ExpiryWindow`].
     pub fn start_of(&self, n: u64) -> Duration {
         Duration::from_nanos(n.saturating_mul(self.epoch_nanos))
-    }
-
-    /// Epoch `n`, as the planes read and write it.
-    #[inline(always)]
-    pub(crate) fn at(&self, n: u64) -> PlaneEpoch {
-        PlaneEpoch::at(n)
     }
 }
 

@@ -195,8 +195,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints, or,
     with ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``), on an expiring one: a request is
     then a duplicate only if it was seen within the last ``expire_after`` seconds (it is
-    new again at most 25% later), so a crawl re-run or resumed after the window fetches
-    its pages again."""
+    new again at most a third of the window and a second later), so a crawl re-run or
+    resumed after the window fetches its pages again."""
 
     #: Seconds between attempts to grow a filter that could not grow (see ``request_seen``).
     growth_retry_seconds = 1.0
