@@ -42,7 +42,7 @@ fn a_new_expiring_file_maps_only_the_pages_its_keys_use() {
     let before = resident_bytes();
     let f = ExpiringBloomFilter::builder()
         .expire_after(std::time::Duration::from_secs(3600))
-        .capacity(50_000_000)
+        .capacity(150_000_000)
         .open_file(dir.join("seen.bloom"))
         .unwrap();
     assert!(f.memory_bytes() > 300 << 20, "{}", f.memory_bytes());

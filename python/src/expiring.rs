@@ -11,8 +11,9 @@ use crate::*;
 
 /// A set of `str` or `bytes` keys that forgets each key `expire_after` seconds after its
 /// insert: a crawler's re-fetch interval. A key is seen for the whole window after the
-/// insert that added it, and new again at most 25% of the window later; shared by threads
-/// (and, through `open_file`, processes) without locks, one winner per new key.
+/// insert that added it, and new again at most a third of the window and a second later;
+/// shared by threads (and, through `open_file`, processes) without locks, one winner per
+/// new key.
 ///
 /// Sized for `capacity` distinct keys inserted per window at false-positive rate `fpr`;
 /// `expire_after` is seconds (a float, at least 1) or a `datetime.timedelta`; `seed` as for
@@ -187,7 +188,7 @@ impl ExpiringBloomFilter {
         ))
     }
 
-    /// Writes a snapshot (stamps, clock and window) to `path` atomically. `OSError` on
+    /// Writes a snapshot (planes, clock and window) to `path` atomically. `OSError` on
     /// failure.
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
         self.inner.save(&path).map_err(err)
@@ -224,7 +225,7 @@ impl ExpiringBloomFilter {
         }
     }
 
-    /// `copy.copy`: an in-memory filter with the same stamps and clock.
+    /// `copy.copy`: an in-memory filter with the same planes and clock.
     fn __copy__(&self) -> PyResult<Self> {
         let mut v = Vec::new();
         self.inner.write_to(&mut v).map_err(err)?;
@@ -317,7 +318,8 @@ impl ExpiringBloomFilter {
     fn arrival(&self) -> &'static str {
         arrival_name(self.inner.arrival())
     }
-    /// One epoch (a quarter of the window), in seconds: the unit in which keys age.
+    /// One epoch (a third of the window and a second), in seconds: the unit in which keys
+    /// age.
     #[getter]
     fn epoch(&self) -> f64 {
         self.inner.epoch().as_secs_f64()
@@ -343,7 +345,7 @@ impl ExpiringBloomFilter {
     fn num_hashes(&self) -> u32 {
         self.inner.num_hashes()
     }
-    /// Bytes of memory (or of file) the stamps take.
+    /// Bytes of memory (or of file) the planes take.
     #[getter]
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
@@ -363,7 +365,7 @@ impl ExpiringBloomFilter {
     fn is_file_backed(&self) -> bool {
         self.inner.is_file_backed()
     }
-    /// An estimate of the distinct keys with live stamps (the last four to five epochs).
+    /// An estimate of the distinct keys remembered (offered in the last three to four epochs).
     fn estimated_len(&self) -> u64 {
         self.inner.estimated_len()
     }
@@ -372,7 +374,7 @@ impl ExpiringBloomFilter {
     fn estimated_false_positives(&self) -> f64 {
         self.inner.estimated_false_positives()
     }
-    /// The false-positive rate at `at` (default now), estimated from the stamps live then.
+    /// The false-positive rate at `at` (default now), estimated from the bits live then.
     #[pyo3(signature = (at = None))]
     fn estimated_fpr(&self, at: Option<f64>) -> PyResult<f64> {
         Ok(self.inner.estimated_fpr_at(time(at)?))
