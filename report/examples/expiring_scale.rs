@@ -15,7 +15,7 @@ use blockbloom_workload::{url, SplitMix64};
 
 /// Nanoseconds per call of `f`'s batched `insert_if_absent` over the stream, and the keys
 /// it took as new.
-fn run(f: &dyn Filter<&str>, capacity: u64) -> (f64, u64) {
+fn run<F: for<'a> Filter<&'a str>>(f: &F, capacity: u64) -> (f64, u64) {
     let mut rng = SplitMix64::new(42);
     let (mut urls, mut out) = (Vec::with_capacity(1024), [false; 1024]);
     let (mut spent, mut new) = (Duration::ZERO, 0u64);
@@ -24,7 +24,7 @@ fn run(f: &dyn Filter<&str>, capacity: u64) -> (f64, u64) {
     while i < calls {
         urls.clear();
         while urls.len() < 1024 && i < calls {
-            let id = if i % 2 == 0 {
+            let id = if i.is_multiple_of(2) {
                 i / 2
             } else {
                 rng.next_u64() % (i / 2 + 1)
