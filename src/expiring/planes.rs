@@ -115,15 +115,16 @@ impl PlaneEpoch {
 /// The epoch of a word of plane `q` with label `l` (nonzero), for a sweep that read the
 /// newest epoch as `newest` after the word: the one epoch `≤ newest` of that plane and
 /// label within 60 (a writer publishes its epoch before it writes, so the word's is at
-/// most `newest`; the sweep margin keeps every word younger than 56 epochs).
-pub(crate) fn epoch_of(q: usize, l: u64, newest: u64) -> u64 {
+/// most `newest`; the sweep margin keeps every word younger than 56 epochs). `None` if
+/// that epoch would be before 1970's first (a word no call wrote: damage).
+pub(crate) fn epoch_of(q: usize, l: u64, newest: u64) -> Option<u64> {
     let r = (l - 1) % LABELS;
     // x ≡ q (mod 4) and x ≡ r (mod 15): one residue mod 60.
     let x60 = (0..PLANES)
         .map(|j| r + LABELS * j)
         .find(|x| x % PLANES == q as u64)
         .expect("4 and 15 are coprime");
-    newest - (newest + 60 - x60) % 60
+    newest.checked_sub((newest + 60 - x60) % 60)
 }
 
 /// Epochs past the last completed sweep the newest epoch may reach before a word that
@@ -138,15 +139,18 @@ pub(crate) const SWEEP_MARGIN: u64 = 52;
 /// its plane would find it.
 pub(crate) fn swept(v: u64, q: usize, newest: u64, target: u64) -> u64 {
     let l = v >> crate::line::LABEL_SHIFT;
-    if l == 0 || newest.max(target) - epoch_of(q, l, newest) < PLANES {
-        v
-    } else {
-        0
+    if l == 0 {
+        return v;
+    }
+    match epoch_of(q, l, newest) {
+        Some(x) if newest.max(target) - x < PLANES => v,
+        _ => 0,
     }
 }
 
 /// `insert_if_absent` of the key whose plane mask is `mask`, in `line`, for a caller that
-/// read the newest epoch `newest` as `n`: the protocol proved at `ExpiringBloomFilter::insert_if_absent_at`.
+/// read the newest epoch `newest` as `n`: the protocol proved at
+/// `ExpiringBloomFilter::insert_if_absent_at`.
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u64; 2]) -> bool {
     insert_if_absent_in(line, newest, &PlaneEpoch::at(n), mask)
@@ -332,12 +336,21 @@ mod tests {
             let q = (x % PLANES) as usize;
             let v = label(x) << LABEL_SHIFT | 0b101;
             for newest in x..x + 56 {
-                assert_eq!(epoch_of(q, label(x), newest), x, "x {x} newest {newest}");
+                assert_eq!(
+                    epoch_of(q, label(x), newest),
+                    Some(x),
+                    "x {x} newest {newest}"
+                );
                 let want = if newest - x < 4 { v } else { 0 };
                 assert_eq!(swept(v, q, newest, newest), want, "x {x} newest {newest}");
             }
         }
         assert_eq!(swept(0, 1, 500, 500), 0);
+        // A word whose label and plane name no epoch since 1970 (damage, in a file): no
+        // panic, cleared.
+        let damaged = label(7) << LABEL_SHIFT | 1;
+        assert_eq!(epoch_of(3, label(7), 2), None);
+        assert_eq!(swept(damaged, 3, 2, 2), 0);
         // For a target ahead of the newest (a sweep before a jump): dead at the target.
         let v = label(100) << LABEL_SHIFT | 1;
         assert_eq!((swept(v, 0, 100, 103), swept(v, 0, 100, 104)), (v, 0));
