@@ -1,4 +1,4 @@
-//! Loom model checks of the expiring filter's planes protocol (issue 53): two calls for one
+//! Loom model checks of the expiring filter's planes protocol: two calls for one
 //! new key, one in an epoch that has just ended and one in the next, have exactly one
 //! winner; without the winner's re-read of the newest epoch (the negative control) loom
 //! finds two.
