@@ -41,6 +41,12 @@ pub mod __planes {
     pub use crate::expiring::planes::PlanesModel;
 }
 
+/// The expiring filter's planes on lines one caller owns at a time, for the Redis module.
+#[doc(hidden)]
+pub mod planes_in_place {
+    pub use crate::expiring::in_place::*;
+}
+
 pub use bitset::AtomicBitSet;
 pub use counting::{CountingBloomFilter, COUNTER_MAX};
 pub use error::Error;

@@ -4,9 +4,9 @@
 
 use std::time::SystemTime;
 
-use super::planes::{line_fpr, live_bits, PLANES};
+use super::in_place::PlanesCensus;
+use super::planes::PLANES;
 use super::ExpiringBloomFilter;
-use crate::layout::PLANE_BITS;
 use crate::line::WORDS;
 use crate::sync::Ordering::{Acquire, Relaxed};
 
@@ -27,16 +27,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn estimated_fpr_at(&self, t: SystemTime) -> f64 {
-        let Some(n) = self.estimate_epoch(t) else {
-            return 0.0;
-        };
-        let k = self.num_hashes();
-        let sum: f64 = self
-            .key_lines()
-            .iter()
-            .map(|l| line_fpr(&words(l), n, k))
-            .sum();
-        sum / self.key_lines().len() as f64
+        self.census(t).fpr()
     }
 
     /// Estimated number of distinct keys remembered now (offered in the last three to four
@@ -45,7 +36,9 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn estimated_len(&self) -> u64 {
-        self.keys_per_age().iter().sum::<f64>().round() as u64
+        self.census(SystemTime::now())
+            .len(self.num_hashes())
+            .round() as u64
     }
 
     /// The epoch an estimate at `t` reads in: the newest, or `t`'s if later; `None` once
@@ -56,20 +49,16 @@ impl ExpiringBloomFilter {
         (n < newest + PLANES).then_some(n)
     }
 
-    /// The keys in the planes live now, by age (`[0]` the newest epoch's): from the live
-    /// bits of each plane, the inverse of a 120-bit block's expected fill.
-    fn keys_per_age(&self) -> [f64; PLANES as usize] {
-        let mut ones = [0u64; PLANES as usize];
-        if let Some(n) = self.estimate_epoch(SystemTime::now()) {
+    /// The census of the lines as a caller at `t` reads them (empty once everything
+    /// written is forgotten).
+    fn census(&self, t: SystemTime) -> PlanesCensus {
+        let mut c = PlanesCensus::default();
+        if let Some(n) = self.estimate_epoch(t) {
             for line in self.key_lines() {
-                for (o, b) in ones.iter_mut().zip(live_bits(&words(line), n)) {
-                    *o += u64::from(b);
-                }
+                c.add_line(&words(line), n, self.num_hashes());
             }
         }
-        let bits = self.key_lines().len() as u64 * u64::from(PLANE_BITS);
-        ones.map(|o| crate::math::keys_from_ones(o, bits, self.num_hashes(), PLANE_BITS))
-            .map(|x| if x.is_finite() { x } else { 0.0 })
+        c
     }
 
     /// The expected number of new keys taken for repeats while the keys remembered now
@@ -92,23 +81,8 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_false_positives(&self) -> f64 {
-        let bits = self.key_lines().len() as f64 * f64::from(PLANE_BITS);
-        let k = self.num_hashes();
-        let keys = self.keys_per_age();
-        // The plane's rate with `x` keys in it: the blocked filter's, as its estimated keys.
-        let rate = |x: f64| match x > 0.0 {
-            true => crate::math::fpr_in_blocks(bits / x, k, f64::from(PLANE_BITS)),
-            false => 0.0,
-        };
-        (0..PLANES as usize)
-            .map(|age| {
-                // The older live planes, full: a new key is also taken for one of theirs.
-                let older: f64 = keys[age + 1..].iter().map(|&x| 1.0 - rate(x)).product();
-                crate::math::false_positives_among_offered(keys[age], |x| {
-                    1.0 - (1.0 - rate(x)) * older
-                })
-            })
-            .sum()
+        self.census(SystemTime::now())
+            .false_positives(self.num_hashes())
     }
 }
 

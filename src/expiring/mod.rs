@@ -5,6 +5,7 @@ mod builder;
 mod claim;
 mod epochs;
 mod estimates;
+pub(crate) mod in_place;
 mod persist;
 pub(crate) mod planes;
 pub(crate) mod window;

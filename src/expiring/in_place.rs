@@ -1,0 +1,229 @@
+//! The planes' rules on lines that one caller owns at a time: the Redis module keeps an
+//! expiring filter's lines in a Redis string and the server runs one command at a time, so
+//! it reads and writes a line's words without atomics. The labels, planes, masks, sweep
+//! rule and estimates are the local filter's (`planes.rs`, `estimates.rs`), so a line
+//! written here reads as the local filter's line for the same keys and epochs.
+//!
+//! Not public API (`blockbloom::planes_in_place`, for `blockbloom-redis-module`): no
+//! stability promise.
+
+use super::planes::{self, PlaneEpoch, PLANES};
+use crate::layout::PLANE_BITS;
+use crate::line::{DATA, LABEL_SHIFT, WORDS};
+use crate::KeyHash;
+
+pub use super::planes::SWEEP_MARGIN;
+
+/// A line's words, little-endian in memory: word `i` is bytes `8i..8i + 8`.
+pub type LineWords = [u64; WORDS];
+
+/// The key's bits within its plane (`k` positions in 0..120, two words of 60 bits).
+pub fn plane_mask(h: KeyHash, k: u32) -> [u64; 2] {
+    crate::layout::plane_mask(h.to_bits(), k)
+}
+
+/// Whether the line holds the key of `mask` in a plane live for a caller in epoch `n`.
+pub fn contains(words: &LineWords, n: u64, mask: [u64; 2]) -> bool {
+    PlaneEpoch::at(n).holds(words, mask, None)
+}
+
+/// A word of the epoch's plane holds a later epoch's label: the line was written at an epoch
+/// after the caller's, which a shard whose newest epoch only moves on cannot hold (damage).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaterEpochInLine;
+
+/// `insert_if_absent` of the key of `mask` in epoch `n`, the shard's newest: `true` (and
+/// its bits set under `n`'s label, a dead epoch's word replaced) if no live plane holds it.
+pub fn insert_if_absent(
+    words: &mut LineWords,
+    n: u64,
+    mask: [u64; 2],
+) -> Result<bool, LaterEpochInLine> {
+    if contains(words, n, mask) {
+        return Ok(false);
+    }
+    insert(words, n, mask).map(|()| true)
+}
+
+/// `insert` of the key of `mask` in epoch `n`: its bits set in `n`'s plane under `n`'s
+/// label, present or not (an insert renews the window).
+pub fn insert(words: &mut LineWords, n: u64, mask: [u64; 2]) -> Result<(), LaterEpochInLine> {
+    let e = PlaneEpoch::at(n);
+    let mut new = [0u64; 2];
+    for (w, (out, m)) in new.iter_mut().zip(mask).enumerate() {
+        let v = words[2 * e.plane + w];
+        let have = match v >> LABEL_SHIFT {
+            l if l == e.label => v & DATA,
+            l if e.replaceable(e.plane, l) => 0,
+            _ => return Err(LaterEpochInLine),
+        };
+        // A word the key does not touch keeps what it holds (as the local claim leaves it).
+        *out = if m == 0 {
+            v
+        } else {
+            e.label << LABEL_SHIFT | have | m
+        };
+    }
+    words[2 * e.plane..2 * e.plane + 2].copy_from_slice(&new);
+    Ok(())
+}
+
+/// Clears the line's words that are dead for every caller once the newest epoch is
+/// `target` (`newest`: the shard's newest epoch, at most `target`); `true` if one changed.
+pub fn sweep(words: &mut LineWords, newest: u64, target: u64) -> bool {
+    let mut changed = false;
+    for (i, w) in words.iter_mut().enumerate() {
+        let keep = planes::swept(*w, i / 2, newest, target);
+        changed |= keep != *w;
+        *w = keep;
+    }
+    changed
+}
+
+/// What a filter's live bits say, gathered line by line ([`add_line`](Self::add_line)),
+/// shard by shard ([`add`](Self::add)): the local filter's estimates come from the same
+/// census of its lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlanesCensus {
+    /// Lines counted.
+    pub lines: u64,
+    /// The sum over lines of each line's rate (`1 − Π (1 − f^k)` over its live planes).
+    pub fpr_sum: f64,
+    /// Live bits by age: `[0]` the epoch's own plane, `[3]` the oldest live one.
+    pub ones: [u64; PLANES as usize],
+}
+
+impl PlanesCensus {
+    /// Counts a line as a caller in epoch `n` reads it (`k` bits per key).
+    pub fn add_line(&mut self, words: &LineWords, n: u64, k: u32) {
+        self.lines += 1;
+        self.fpr_sum += planes::line_fpr(words, n, k);
+        for (o, b) in self.ones.iter_mut().zip(planes::live_bits(words, n)) {
+            *o += u64::from(b);
+        }
+    }
+
+    /// Another census (of other lines, in the same epoch) added to this one.
+    pub fn add(&mut self, other: &PlanesCensus) {
+        self.lines += other.lines;
+        self.fpr_sum += other.fpr_sum;
+        for (o, b) in self.ones.iter_mut().zip(other.ones) {
+            *o += b;
+        }
+    }
+
+    /// The false-positive rate: the mean of the lines' rates.
+    pub fn fpr(&self) -> f64 {
+        match self.lines {
+            0 => 0.0,
+            lines => self.fpr_sum / lines as f64,
+        }
+    }
+
+    /// The keys in the live planes by age, from each plane's live bits (the inverse of a
+    /// 120-bit block's expected fill).
+    pub fn keys_per_age(&self, k: u32) -> [f64; PLANES as usize] {
+        let bits = self.lines * u64::from(PLANE_BITS);
+        self.ones
+            .map(|o| crate::math::keys_from_ones(o, bits, k, PLANE_BITS))
+            .map(|x| if x.is_finite() { x } else { 0.0 })
+    }
+
+    /// Distinct keys remembered: offered in the live epochs.
+    pub fn len(&self, k: u32) -> f64 {
+        self.keys_per_age(k).iter().sum()
+    }
+
+    /// Whether no line was counted.
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// The expected number of new keys taken for repeats while the live planes filled:
+    /// each plane's keys arrived while it filled (a key taken for a repeat sets no bit, so
+    /// the fill counts every key offered), the older live planes as they are now.
+    pub fn false_positives(&self, k: u32) -> f64 {
+        let bits = self.lines as f64 * f64::from(PLANE_BITS);
+        let keys = self.keys_per_age(k);
+        // A plane's rate with `x` keys in it: the blocked filter's, as its estimated keys.
+        let rate = |x: f64| match x > 0.0 {
+            true => crate::math::fpr_in_blocks(bits / x, k, f64::from(PLANE_BITS)),
+            false => 0.0,
+        };
+        (0..PLANES as usize)
+            .map(|age| {
+                // The older live planes, full: a new key is also taken for one of theirs.
+                let older: f64 = keys[age + 1..].iter().map(|&x| 1.0 - rate(x)).product();
+                crate::math::false_positives_among_offered(keys[age], |x| {
+                    1.0 - (1.0 - rate(x)) * older
+                })
+            })
+            .sum()
+    }
+}
+
+#[cfg(all(test, not(blockbloom_loom)))]
+mod tests {
+    use super::*;
+    use crate::line::Line;
+    use crate::sync::{AtomicU64, Ordering::SeqCst};
+
+    /// The owned line takes the same words as the local filter's atomic line, for the same
+    /// keys and epochs, and answers as it does.
+    #[test]
+    fn a_line_in_place_is_the_local_filters_line() {
+        let hasher = crate::hash::KeyHasher::new(9);
+        let (line, newest) = (Line::new(), AtomicU64::new(0));
+        let mut owned: LineWords = [0; WORDS];
+        let mut key = 0u64;
+        for n in (100..130u64).chain(190..200) {
+            newest.store(n, SeqCst);
+            let e = PlaneEpoch::at(n);
+            for _ in 0..12 {
+                let m = plane_mask(KeyHash(hasher.hash(&(key % 40))), 7);
+                let local = planes::insert_if_absent_in(&line, &newest, &e, m);
+                assert_eq!(insert_if_absent(&mut owned, n, m), Ok(local), "epoch {n}");
+                key += 1;
+            }
+            let local: LineWords = core::array::from_fn(|i| line.word(i).load(SeqCst));
+            assert_eq!(owned, local, "epoch {n}");
+            for probe in 0..60u64 {
+                let m = plane_mask(KeyHash(hasher.hash(&probe)), 7);
+                assert_eq!(contains(&owned, n, m), planes::contains(&line, n, m));
+            }
+        }
+    }
+
+    #[test]
+    fn an_insert_renews_and_a_later_label_is_refused() {
+        let mask = [1 << 3, 1 << 7];
+        let mut w: LineWords = [0; WORDS];
+        insert(&mut w, 100, mask).unwrap();
+        insert(&mut w, 103, mask).unwrap(); // renewed in 103's plane
+        assert!(contains(&w, 106, mask) && !contains(&w, 107, mask));
+        // Epoch 104's label in plane 0, read by a caller in 100: a later epoch's word.
+        let mut later: LineWords = [0; WORDS];
+        insert(&mut later, 104, mask).unwrap();
+        assert_eq!(insert(&mut later, 100, [1 << 9, 0]), Err(LaterEpochInLine));
+    }
+
+    #[test]
+    fn the_sweep_clears_dead_words_only() {
+        let mask = [1 << 3, 1 << 7];
+        let mut w: LineWords = [0; WORDS];
+        insert(&mut w, 100, mask).unwrap();
+        insert(&mut w, 102, mask).unwrap();
+        assert!(!sweep(&mut w, 103, 103));
+        assert!(sweep(&mut w, 104, 104)); // 100 is dead at 104
+        assert_eq!((w[0], w[1]), (0, 0));
+        assert!(contains(&w, 104, mask));
+    }
+
+    #[test]
+    fn a_census_of_an_empty_filter_says_nothing() {
+        let mut c = PlanesCensus::default();
+        assert!(c.is_empty() && c.fpr() == 0.0);
+        c.add_line(&[0; WORDS], 5, 7);
+        assert_eq!((c.fpr(), c.len(7), c.false_positives(7)), (0.0, 0.0, 0.0));
+    }
+}
