@@ -70,6 +70,9 @@ pub struct RedisBuilder {
     /// is sized for.
     pub(crate) expiring: bool,
     pub(crate) arrival: blockbloom::Arrival,
+    /// An expiring filter in the planes layout (chosen when it is created: where every
+    /// primary has the module; else as found).
+    pub(crate) planes: bool,
 }
 
 impl RedisBuilder {
@@ -184,9 +187,8 @@ impl RedisBuilder {
         }
         let seed = seed.or(self.seed).unwrap_or_else(blockbloom::random_seed);
         let (blocks, k, window_ns) = match self.expire_after.filter(|_| self.expiring) {
-            // The generations' stamp lines.
             Some(w) => {
-                let (lines, k) = stamp_sizing(capacity, self.fpr, self.arrival)?;
+                let (lines, k) = self.expiring_lines(capacity, w)?;
                 (lines, k, w.as_nanos() as u64)
             }
             // Exactly the local builder's sizing, so `to_local` / `export` line up block
@@ -197,7 +199,11 @@ impl RedisBuilder {
             }
         };
         let shard_bytes = self.shard_bytes.unwrap_or(DEFAULT_SHARD_BYTES);
-        if !(2 * LINE_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
+        let head = match self.planes && window_ns != 0 {
+            true => meta::PLANES_HEAD_BYTES,
+            false => meta::SHARD_HEADER_BYTES,
+        };
+        if !(head + LINE_BYTES..=MAX_SHARD_BYTES).contains(&shard_bytes) {
             return Err(Error::InvalidShardSize(shard_bytes));
         }
         Ok(Meta {
@@ -206,8 +212,9 @@ impl RedisBuilder {
             hashes: k,
             capacity,
             fpr: self.fpr,
-            shard_blocks: meta::shard_blocks_for(blocks, shard_bytes),
+            shard_blocks: meta::shard_blocks_for(blocks, shard_bytes, head),
             window_ns,
+            planes: self.planes && window_ns != 0,
         })
     }
 
@@ -293,6 +300,7 @@ impl RedisBuilder {
             fpr: 0.5,
             shard_blocks: 1,
             window_ns: 0,
+            planes: false,
         };
         let mut f = self.connect(placeholder)?;
         match f.read_meta()? {
@@ -559,22 +567,4 @@ impl RedisBloomFilter {
         }
         Ok(())
     }
-}
-
-/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
-/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
-/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
-/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
-/// `ExpiringBuilder::layout`.)
-pub(crate) fn stamp_sizing(
-    capacity: u64,
-    fpr: f64,
-    arrival: blockbloom::Arrival,
-) -> Result<(u64, u32)> {
-    let live = match arrival {
-        blockbloom::Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
-        blockbloom::Arrival::WorstBurst => capacity.saturating_mul(2),
-    };
-    let s = blockbloom::math::size_counting(live, fpr)?;
-    Ok((s.blocks, s.hashes))
 }

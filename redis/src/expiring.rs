@@ -421,7 +421,7 @@ impl RedisExpiringBloomFilter {
     /// What its capacity was sized for: steady arrival's size, or the worst burst's.
     /// Example at [`RedisBuilder::arrival`].
     pub fn arrival(&self) -> Arrival {
-        match crate::builder::stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
+        match stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
             Ok((lines, _)) if lines == self.num_lines() => Arrival::Steady,
             _ => Arrival::WorstBurst,
         }
@@ -529,4 +529,22 @@ impl RedisBuilder {
             requested: want.map_or("an expiring filter".into(), text),
         })
     }
+}
+
+/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
+/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
+/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
+/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
+/// `ExpiringBuilder::layout`.)
+pub(crate) fn stamp_sizing(
+    capacity: u64,
+    fpr: f64,
+    arrival: blockbloom::Arrival,
+) -> Result<(u64, u32)> {
+    let live = match arrival {
+        blockbloom::Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
+        blockbloom::Arrival::WorstBurst => capacity.saturating_mul(2),
+    };
+    let s = blockbloom::math::size_counting(live, fpr)?;
+    Ok((s.blocks, s.hashes))
 }

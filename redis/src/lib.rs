@@ -242,6 +242,7 @@ impl RedisBloomFilter {
             expire_after: None,
             expiring: false,
             arrival: blockbloom::Arrival::Steady,
+            planes: false,
         }
     }
 

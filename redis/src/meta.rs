@@ -23,6 +23,15 @@ pub(crate) const CLOCK_BYTES: u64 = SHARD_HEADER_BYTES + 8 + 20 + RING * 20;
 /// Slots in the ring of created generations: more than the epochs a call reads (at most
 /// 4 + 2 × 4 + 1).
 pub(crate) const RING: u64 = 16;
+/// An expiring filter's shard in the planes layout (the module's expiring type): its
+/// header, then a clock line of eight little-endian words — the window, the newest epoch
+/// any call used, the last completed sweep's epoch + 1, the sweep in progress (its epoch
+/// + 1, and the next line it sweeps); 0: none yet — then its lines, as the local
+/// `ExpiringBloomFilter`'s (`blockbloom::planes_in_place`).
+pub(crate) const PLANES_HEAD_BYTES: u64 = SHARD_HEADER_BYTES + LINE_BYTES;
+/// The bit of the header's `hashes` field that marks an expiring filter in the planes
+/// layout (with [`EXPIRES`]).
+const PLANES: u32 = 1 << 30;
 /// The bit of the header's `hashes` field that marks an expiring filter (readers that do
 /// not know it refuse the header: `hashes` out of range).
 const EXPIRES: u32 = 1 << 31;
@@ -54,21 +63,21 @@ fn string_allocation(len: u64) -> u64 {
     allocated(header + len + 1)
 }
 
-/// Lines per shard for a filter of `blocks` blocks whose shards (header included) take at
-/// most `max_bytes`: of the sizes that fill one of the allocator's size classes, and the
+/// Lines per shard for a filter of `blocks` blocks whose shards (`head` bytes before the
+/// lines included) take at most `max_bytes`: of the sizes that fill one of the allocator's size classes, and the
 /// largest allowed, the largest whose shards take in all (each counted with about 100
 /// bytes for its key) within 1% of the bits of the least such memory — so that Redis memory
 /// stays close to the bits with as few shards (calls per batch) as that allows.
-pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64) -> u64 {
+pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64, head: u64) -> u64 {
     const PER_KEY: u64 = 100;
-    let largest = (max_bytes / LINE_BYTES - SHARD_HEADER_BYTES / LINE_BYTES).min(blocks);
+    let largest = (max_bytes / LINE_BYTES - head / LINE_BYTES).min(blocks);
     let cost = |per: u64| {
         let n = blocks.div_ceil(per);
         let last = blocks - (n - 1) * per;
-        let len = |b: u64| SHARD_HEADER_BYTES + b * LINE_BYTES;
+        let len = |b: u64| head + b * LINE_BYTES;
         (n - 1) * string_allocation(len(per)) + string_allocation(len(last)) + n * PER_KEY
     };
-    let top = string_allocation(SHARD_HEADER_BYTES + largest * LINE_BYTES);
+    let top = string_allocation(head + largest * LINE_BYTES);
     let mut candidates = vec![(cost(largest), largest)];
     'classes: for p in 7..63u32 {
         for j in 1..=4u64 {
@@ -77,7 +86,7 @@ pub(crate) fn shard_blocks_for(blocks: u64, max_bytes: u64) -> u64 {
                 break 'classes;
             }
             // The most blocks whose string fits the class.
-            let per = (class.saturating_sub(9 + 1 + SHARD_HEADER_BYTES)) / LINE_BYTES;
+            let per = (class.saturating_sub(9 + 1 + head)) / LINE_BYTES;
             if per >= 1 && per <= largest && blocks.div_ceil(per) <= MAX_SHARDS {
                 candidates.push((cost(per), per));
             }
@@ -109,6 +118,9 @@ pub(crate) struct Meta {
     pub(crate) shard_blocks: u64,
     /// An expiring filter's window in nanoseconds; 0 for a plain filter.
     pub(crate) window_ns: u64,
+    /// An expiring filter in the planes layout, kept by the server module (else its
+    /// generations, kept by the Functions).
+    pub(crate) planes: bool,
 }
 
 /// A filter's identity and its current incarnation.
@@ -139,7 +151,7 @@ impl Meta {
             String::new()
         } else {
             format!(";window_ns={}", self.window_ns)
-        }
+        } + if self.planes { ";layout=planes" } else { "" }
     }
 
     /// The parameter hash's fields for incarnation `inc`.
@@ -161,6 +173,7 @@ impl Meta {
         ]
         .into_iter()
         .chain((self.window_ns != 0).then(|| ("window_ns".into(), self.window_ns.to_string())))
+        .chain(self.planes.then(|| ("layout".into(), "planes".into())))
         .collect()
     }
 
@@ -173,6 +186,7 @@ impl Meta {
             self.fpr.to_bits(),
             self.shard_blocks,
             self.window_ns,
+            self.planes,
         ) == (
             o.blocks,
             o.hashes,
@@ -180,6 +194,7 @@ impl Meta {
             o.fpr.to_bits(),
             o.shard_blocks,
             o.window_ns,
+            o.planes,
         )
     }
 
@@ -232,11 +247,12 @@ impl Meta {
 
     /// Bytes of shard `i`: its header and its blocks (the last shard holds the rest).
     pub(crate) fn shard_len(&self, i: u64) -> u64 {
-        if self.window_ns != 0 {
-            return CLOCK_BYTES;
-        }
         let blocks = self.shard_blocks.min(self.blocks - i * self.shard_blocks);
-        SHARD_HEADER_BYTES + blocks * LINE_BYTES
+        match (self.window_ns, self.planes) {
+            (0, _) => SHARD_HEADER_BYTES + blocks * LINE_BYTES,
+            (_, true) => PLANES_HEAD_BYTES + blocks * LINE_BYTES,
+            (_, false) => CLOCK_BYTES,
+        }
     }
 
     /// Checks every bound (so that no call is sized by a damaged value).
@@ -295,6 +311,11 @@ impl Meta {
                 Ok(v) => num("window_ns", v)?,
                 Err(_) => 0,
             },
+            planes: match get("layout") {
+                Ok("planes") => true,
+                Ok(other) => return Err(Error::BadMeta(format!("layout {other:?}"))),
+                Err(_) => false,
+            },
         };
         let sum: u64 = num("checksum", get("checksum")?)?;
         if sum != xxh3_64(m.canonical().as_bytes()) {
@@ -323,7 +344,11 @@ impl Meta {
         h[32..40].copy_from_slice(&self.shard_blocks.to_le_bytes());
         h[40..48].copy_from_slice(&self.capacity.to_le_bytes());
         h[48..56].copy_from_slice(&self.fpr.to_bits().to_le_bytes());
-        let flag = if self.window_ns != 0 { EXPIRES } else { 0 };
+        let flag = match (self.window_ns, self.planes) {
+            (0, _) => 0,
+            (_, false) => EXPIRES,
+            (_, true) => EXPIRES | PLANES,
+        };
         h[56..60].copy_from_slice(&(self.hashes | flag).to_le_bytes());
         let sum = xxh3_64(&h[8..60]) as u32;
         h[60..64].copy_from_slice(&sum.to_le_bytes());
@@ -335,7 +360,11 @@ impl Meta {
         let mut v = self.header(inc).to_vec();
         if self.window_ns != 0 {
             v.extend(self.window_ns.to_le_bytes());
-            v.resize(CLOCK_BYTES as usize, 0);
+            // A planes shard's clock and lines are left as they are: a shard re-armed
+            // after another was lost keeps its keys and the epochs they were written in.
+            if !self.planes {
+                v.resize(CLOCK_BYTES as usize, 0);
+            }
         }
         v
     }
@@ -360,7 +389,7 @@ impl Meta {
             shard_blocks: u64_at(32),
             capacity: u64_at(40),
             fpr: f64::from_bits(u64_at(48)),
-            hashes: hashes & !EXPIRES,
+            hashes: hashes & !(EXPIRES | PLANES),
             window_ns: if hashes & EXPIRES != 0 {
                 // An expiring shard: the window follows the header.
                 match h.get(64..72) {
@@ -370,6 +399,7 @@ impl Meta {
             } else {
                 0
             },
+            planes: hashes & (EXPIRES | PLANES) == EXPIRES | PLANES,
         }
         .check()?;
         Ok(Some(Stored {
@@ -404,19 +434,22 @@ mod tests {
             blocks = blocks * 21 / 19 + 1;
             (blocks < 1 << 30).then_some(blocks)
         })) {
-            let per = shard_blocks_for(b, crate::DEFAULT_SHARD_BYTES);
+            let per = shard_blocks_for(b, crate::DEFAULT_SHARD_BYTES, SHARD_HEADER_BYTES);
             assert!(SHARD_HEADER_BYTES + per * LINE_BYTES <= crate::DEFAULT_SHARD_BYTES);
             let ratio = memory(b, per) as f64 / (b * LINE_BYTES) as f64;
             assert!(ratio <= 1.03, "{b} blocks, {per} per shard: {ratio:.4}");
         }
         // A large filter's shards fill 64 MiB exactly (not 64 MiB + a header: 80 MiB).
-        let per = shard_blocks_for(1 << 24, crate::DEFAULT_SHARD_BYTES);
+        let per = shard_blocks_for(1 << 24, crate::DEFAULT_SHARD_BYTES, SHARD_HEADER_BYTES);
         assert_eq!(
             string_allocation(SHARD_HEADER_BYTES + per * LINE_BYTES),
             64 << 20
         );
         // A named bound is kept.
-        assert!(shard_blocks_for(1 << 20, 4096) * LINE_BYTES + SHARD_HEADER_BYTES <= 4096);
+        assert!(
+            shard_blocks_for(1 << 20, 4096, SHARD_HEADER_BYTES) * LINE_BYTES + SHARD_HEADER_BYTES
+                <= 4096
+        );
     }
 
     use super::*;
@@ -430,6 +463,7 @@ mod tests {
             fpr: 0.01,
             shard_blocks: 300,
             window_ns: 0,
+            planes: false,
         }
     }
 

@@ -9,7 +9,7 @@
 
 use super::planes::{self, PlaneEpoch, PLANES};
 use crate::layout::PLANE_BITS;
-use crate::line::{DATA, LABEL_SHIFT, WORDS};
+use crate::line::{Line, DATA, LABEL_SHIFT, WORDS};
 use crate::KeyHash;
 
 pub use super::planes::SWEEP_MARGIN;
@@ -25,6 +25,21 @@ pub fn plane_mask(h: KeyHash, k: u32) -> [u64; 2] {
 /// Whether the line holds the key of `mask` in a plane live for a caller in epoch `n`.
 pub fn contains(words: &LineWords, n: u64, mask: [u64; 2]) -> bool {
     PlaneEpoch::at(n).holds(words, mask, None)
+}
+
+/// Whether the line holds the key of `mask` for a caller in epoch `n`, read without moving
+/// the shard's newest epoch `newest` on (a read-only command): only epochs up to `newest`
+/// were written, so a plane is live at `n` for its epoch of `n − 3 ..= n` if that is at
+/// most `newest`, and nothing is live from `newest + 4` on. For `n = newest` it is
+/// [`contains`].
+pub fn contains_at(words: &LineWords, newest: u64, n: u64, mask: [u64; 2]) -> bool {
+    if n >= newest.saturating_add(PLANES) {
+        return false;
+    }
+    (0..PLANES).any(|q| {
+        let x = n - (n + PLANES - q) % PLANES;
+        x <= newest && Line::plane_holds(words, q as usize, mask, [planes::label(x), u64::MAX])
+    })
 }
 
 /// A word of the epoch's plane holds a later epoch's label: the line was written at an epoch
@@ -78,6 +93,101 @@ pub fn sweep(words: &mut LineWords, newest: u64, target: u64) -> bool {
         *w = keep;
     }
     changed
+}
+
+/// Lines in bytes, 64 per line, each word little-endian (a Redis string's, unaligned).
+pub struct LineBytes<'a>(pub &'a mut [u8]);
+
+impl LineBytes<'_> {
+    /// Lines held.
+    pub fn len(&self) -> u64 {
+        (self.0.len() / 64) as u64
+    }
+
+    /// Whether it holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Line `i`'s words.
+    pub fn read(&self, i: u64) -> LineWords {
+        let at = i as usize * 64;
+        core::array::from_fn(|w| {
+            let b = &self.0[at + 8 * w..at + 8 * w + 8];
+            u64::from_le_bytes(b.try_into().expect("8 bytes"))
+        })
+    }
+
+    /// Writes line `i`'s words.
+    pub fn write(&mut self, i: u64, words: &LineWords) {
+        let at = i as usize * 64;
+        for (w, v) in words.iter().enumerate() {
+            self.0[at + 8 * w..at + 8 * w + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// Lines a write sweeps at most for its epoch's pass: the local filter's chunk (64 KiB).
+pub const CHUNK_LINES: u64 = 1024;
+
+/// A shard's clock, as the local filter's clock line keeps it for the whole filter: the
+/// newest epoch any call used, the last completed sweep (its epoch + 1; 0: none), and the
+/// sweep in progress (its epoch + 1, 0: none; and the next line it sweeps). All zero: a
+/// shard no call has used (it has no word yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShardClock {
+    /// The newest epoch any call used.
+    pub newest: u64,
+    /// The last completed sweep's epoch + 1.
+    pub swept: u64,
+    /// The sweep in progress: its epoch + 1 (0: none).
+    pub pass: u64,
+    /// The next line the sweep in progress sweeps.
+    pub cursor: u64,
+}
+
+impl ShardClock {
+    /// Moves the newest epoch on to `n` (if later) and does the sweeping that owes, as the
+    /// local filter's calls do: the whole shard first if `n` is [`SWEEP_MARGIN`] epochs past
+    /// the last completed sweep (a label could read as live again), else a chunk of
+    /// [`CHUNK_LINES`] of the pass owed for the newest epoch. Deterministic: a replica that
+    /// applies the same calls at the same epochs holds the same bytes.
+    pub fn advance(&mut self, n: u64, lines: &mut LineBytes<'_>) {
+        if self.swept == 0 {
+            // No call yet: no word to sweep.
+            (self.newest, self.swept) = (n, n + 1);
+            return;
+        }
+        if n > self.newest {
+            if n + 1 >= self.swept + SWEEP_MARGIN {
+                for i in 0..lines.len() {
+                    let mut w = lines.read(i);
+                    if sweep(&mut w, self.newest, n) {
+                        lines.write(i, &w);
+                    }
+                }
+                (self.swept, self.pass, self.cursor) = (n + 1, 0, 0);
+            }
+            self.newest = n;
+        }
+        if self.swept > self.newest {
+            return; // the newest epoch's pass is done
+        }
+        if self.pass <= self.swept {
+            (self.pass, self.cursor) = (self.newest + 1, 0);
+        }
+        let end = (self.cursor + CHUNK_LINES).min(lines.len());
+        for i in self.cursor..end {
+            let mut w = lines.read(i);
+            if sweep(&mut w, self.newest, self.pass - 1) {
+                lines.write(i, &w);
+            }
+        }
+        self.cursor = end;
+        if end == lines.len() {
+            (self.swept, self.pass, self.cursor) = (self.pass, 0, 0);
+        }
+    }
 }
 
 /// What a filter's live bits say, gathered line by line ([`add_line`](Self::add_line)),
@@ -165,7 +275,6 @@ impl PlanesCensus {
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
     use super::*;
-    use crate::line::Line;
     use crate::sync::{AtomicU64, Ordering::SeqCst};
 
     /// The owned line takes the same words as the local filter's atomic line, for the same
@@ -195,6 +304,33 @@ mod tests {
     }
 
     #[test]
+    fn a_read_ahead_of_the_newest_epoch_sees_what_is_still_live_then() {
+        let hasher = crate::hash::KeyHasher::new(4);
+        let mut w: LineWords = [0; WORDS];
+        let masks: Vec<[u64; 2]> = (0..4u64)
+            .map(|i| plane_mask(KeyHash(hasher.hash(&i)), 7))
+            .collect();
+        for (x, &m) in (100..104).zip(&masks) {
+            insert(&mut w, x, m).unwrap();
+        }
+        for probe in 0..200u64 {
+            let m = plane_mask(KeyHash(hasher.hash(&(1000 + probe))), 7);
+            assert_eq!(contains_at(&w, 103, 103, m), contains(&w, 103, m));
+        }
+        for n in 103..110u64 {
+            for (x, &m) in (100..104u64).zip(&masks) {
+                // Key x is live at n while n - x < 4 (or a false positive in a live plane).
+                if n - x < 4 {
+                    assert!(contains_at(&w, 103, n, m), "key of {x} at {n}");
+                }
+            }
+            if n >= 107 {
+                assert!(masks.iter().all(|&m| !contains_at(&w, 103, n, m)));
+            }
+        }
+    }
+
+    #[test]
     fn an_insert_renews_and_a_later_label_is_refused() {
         let mask = [1 << 3, 1 << 7];
         let mut w: LineWords = [0; WORDS];
@@ -217,6 +353,52 @@ mod tests {
         assert!(sweep(&mut w, 104, 104)); // 100 is dead at 104
         assert_eq!((w[0], w[1]), (0, 0));
         assert!(contains(&w, 104, mask));
+    }
+
+    /// The shard's sweep keeps every word aliasing-free: keys written and then left for 1
+    /// to 200 epochs (writes touching no line, or none at all) are never seen again.
+    #[test]
+    fn a_shard_clock_sweeps_before_labels_come_round() {
+        let hasher = crate::hash::KeyHasher::new(6);
+        let lines = 3 * CHUNK_LINES + 5;
+        for gap in [1u64, 4, 5, 20, 50, 51, 52, 56, 60, 61, 120, 200] {
+            for writes_between in [false, true] {
+                let mut bytes = vec![0u8; lines as usize * 64];
+                let mut clock = ShardClock::default();
+                let keys: Vec<(u64, [u64; 2])> = (0..2_000u64)
+                    .map(|i| {
+                        let h = hasher.hash(&i);
+                        (h % lines, plane_mask(KeyHash(h), 7))
+                    })
+                    .collect();
+                let start = 1_000u64;
+                let mut b = LineBytes(&mut bytes);
+                clock.advance(start, &mut b);
+                for &(l, m) in &keys {
+                    let mut w = b.read(l);
+                    insert(&mut w, start, m).unwrap();
+                    b.write(l, &w);
+                }
+                let end = start + gap;
+                let steps: Vec<u64> = match writes_between {
+                    true => (start + 1..=end).collect(),
+                    false => vec![end],
+                };
+                for n in steps {
+                    clock.advance(n, &mut b);
+                }
+                let seen = keys
+                    .iter()
+                    .filter(|&&(l, m)| contains(&b.read(l), end, m))
+                    .count();
+                if gap >= 4 {
+                    assert_eq!(seen, 0, "gap {gap}, writes between {writes_between}");
+                } else {
+                    assert_eq!(seen, keys.len());
+                }
+                assert!(clock.newest == end && clock.swept + SWEEP_MARGIN > end + 1);
+            }
+        }
     }
 
     #[test]
