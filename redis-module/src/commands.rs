@@ -15,7 +15,7 @@ use crate::shard::{self, Refusal, Shard};
 const REPLICATED_INSERT: &std::ffi::CStr = c"BB.SHARD.INSERT_IF_ABSENT";
 
 /// The error of a write refused past `maxmemory` (Redis' own words for it).
-const OOM: &str =
+pub const OOM: &str =
     "OOM command not allowed when used memory > 'maxmemory' (an insert that would set bits).";
 
 /// `BB.VERSION`: the version of the module's commands (clients use the module only where
@@ -94,7 +94,7 @@ fn propagate(ctx: &Ctx<'_>, sh: &Shard<'_>, key: &[u8], hashes: &[u64], new: &[b
 }
 
 /// A refused shard as a reply.
-fn refuse(ctx: &Ctx<'_>, r: Refusal) -> c_int {
+pub fn refuse(ctx: &Ctx<'_>, r: Refusal) -> c_int {
     match r {
         Refusal::Lost(head) => {
             ctx.reply_array(2);

@@ -10,8 +10,8 @@
 //! cluster slots — it does with a filter, and a filter made or used through the module is
 //! the same filter for a client on a server without it (the Lua Functions), and back.
 //!
-//! Commands (all refuse to touch a shard whose header is missing or damaged, of an
-//! expiring filter, or not a string, and check everything before writing anything):
+//! Commands (all refuse to touch a shard whose header is missing or damaged, of another
+//! kind of filter, or not a string, and check everything before writing anything):
 //! * `BB.SHARD.INSERT_IF_ABSENT shard incarnation hashes` / `BB.SHARD.CONTAINS …`: the
 //!   clients' path. `hashes` packs each key's 64-bit keyed hash (`KeyHash::to_bits`,
 //!   8 bytes little-endian), computed by the client: no URL crosses the wire. Replies one
@@ -28,6 +28,10 @@
 //!   as the clients create one; `BB.UNION destination source`: one filter ORed into
 //!   another of the same parameters and seed; `BB.DUMP name cursor` / `BB.LOAD name cursor
 //!   bytes`: a filter moved in 1 MiB pieces (to another server, or another name).
+//! * `BB.SHARD.XINSERT_IF_ABSENT`, `BB.SHARD.XINSERT`, `BB.SHARD.XCONTAINS`,
+//!   `BB.SHARD.XAPPLY`, `BB.SHARD.XCENSUS`: the module's expiring type, an expiring filter
+//!   in the planes layout (see `planes.rs`); a client creates one where every primary has
+//!   the module.
 //! * `BB.VERSION`: the version of these commands (clients use the module only where it is
 //!   the one they speak).
 //!
@@ -39,12 +43,14 @@
 mod api;
 mod commands;
 mod lifecycle;
+mod planes;
 mod shard;
 
 use std::ffi::{c_int, CStr};
 
 use api::{CommandFn, Ctx, RawCtx, RawString, ERR, OK};
 use commands::KeyOp;
+use planes::XOp;
 
 /// The module's name in `MODULE LIST`.
 const NAME: &CStr = c"blockbloom";
@@ -79,6 +85,17 @@ entry!(cmd_contains, |ctx| commands::key_call(
     KeyOp::Contains
 ));
 entry!(cmd_info, |ctx| commands::info(&ctx));
+entry!(cmd_x_insert_if_absent, |ctx| planes::shard_call(
+    &ctx,
+    XOp::InsertIfAbsent
+));
+entry!(cmd_x_insert, |ctx| planes::shard_call(&ctx, XOp::Insert));
+entry!(cmd_x_contains, |ctx| planes::shard_call(
+    &ctx,
+    XOp::Contains
+));
+entry!(cmd_x_apply, |ctx| planes::shard_call(&ctx, XOp::Apply));
+entry!(cmd_x_census, |ctx| planes::census(&ctx));
 entry!(cmd_create, |ctx| lifecycle::create_command(&ctx));
 entry!(cmd_union, |ctx| lifecycle::union_command(&ctx));
 entry!(cmd_dump, |ctx| lifecycle::dump_command(&ctx));
@@ -87,7 +104,7 @@ entry!(cmd_load, |ctx| lifecycle::load_command(&ctx));
 /// Name, entry point, flags, first key, last key, key step: the shard commands declare
 /// their key (cluster routing, ACLs); the filter-level ones find their shards from the
 /// name and check the caller's key permissions themselves.
-const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 11] = [
+const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 16] = [
     (c"bb.version", cmd_version, c"readonly fast", 0, 0, 0),
     (
         c"bb.shard.insert_if_absent",
@@ -116,6 +133,25 @@ const COMMANDS: [(&CStr, CommandFn, &CStr, c_int, c_int, c_int); 11] = [
     (c"bb.insert", cmd_insert, c"write", 0, 0, 0),
     (c"bb.contains", cmd_contains, c"readonly", 0, 0, 0),
     (c"bb.info", cmd_info, c"readonly", 0, 0, 0),
+    (
+        c"bb.shard.xinsert_if_absent",
+        cmd_x_insert_if_absent,
+        c"write fast",
+        1,
+        1,
+        1,
+    ),
+    (c"bb.shard.xinsert", cmd_x_insert, c"write fast", 1, 1, 1),
+    (
+        c"bb.shard.xcontains",
+        cmd_x_contains,
+        c"readonly fast",
+        1,
+        1,
+        1,
+    ),
+    (c"bb.shard.xapply", cmd_x_apply, c"write fast", 1, 1, 1),
+    (c"bb.shard.xcensus", cmd_x_census, c"readonly", 1, 1, 1),
     (c"bb.create", cmd_create, c"write deny-oom", 0, 0, 0),
     (c"bb.union", cmd_union, c"write", 0, 0, 0),
     (c"bb.dump", cmd_dump, c"readonly", 0, 0, 0),

@@ -37,8 +37,8 @@ impl From<String> for Refusal {
     }
 }
 
-/// Opens shard `key` (number `index`) to read or write, and checks its header: of
-/// incarnation `incarnation` where one is named.
+/// Opens shard `key` (number `index`) of a plain filter to read or write, and checks its
+/// header: of incarnation `incarnation` where one is named.
 pub fn open<'c>(
     ctx: &'c Ctx<'c>,
     key: &[u8],
@@ -46,6 +46,20 @@ pub fn open<'c>(
     write: bool,
     check_acl: bool,
     incarnation: Option<&[u8]>,
+) -> Result<Shard<'c>, Refusal> {
+    open_as(ctx, key, index, write, check_acl, incarnation, false)
+}
+
+/// [`open`], for a plain filter's shard or (`planes`) an expiring filter's in the planes
+/// layout; any other is refused.
+pub fn open_as<'c>(
+    ctx: &'c Ctx<'c>,
+    key: &[u8],
+    index: u64,
+    write: bool,
+    check_acl: bool,
+    incarnation: Option<&[u8]>,
+    planes: bool,
 ) -> Result<Shard<'c>, Refusal> {
     let k = ctx.open(key, write, check_acl)?;
     match k.kind() {
@@ -74,12 +88,24 @@ pub fn open<'c>(
             )))
         }
     };
-    if id.expiring {
-        return Err(Refusal::Error(
-            "ERR an expiring filter's shard: the module serves plain filters (expiring ones \
-             go through the Functions)"
-                .into(),
-        ));
+    let refused = match (id.expiring, id.planes, planes) {
+        (false, _, false) | (true, true, true) => None,
+        (false, _, true) => {
+            Some("a plain filter's shard: use BB.SHARD.INSERT_IF_ABSENT and BB.SHARD.CONTAINS")
+        }
+        (true, true, false) => {
+            Some("an expiring filter's shard: use BB.SHARD.X* (the expiring commands)")
+        }
+        (true, false, _) => Some(
+            "an expiring filter kept in generations by the Functions: the module serves plain \
+             filters and expiring ones in the planes layout",
+        ),
+    };
+    if let Some(why) = refused {
+        return Err(Refusal::Error(format!(
+            "ERR '{}' is {why}",
+            String::from_utf8_lossy(key)
+        )));
     }
     let first_line = index.saturating_mul(id.shard_lines);
     let total = id.layout.num_lines();

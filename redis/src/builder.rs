@@ -264,8 +264,10 @@ impl RedisBuilder {
     }
 
     pub(crate) fn create_any(self) -> Result<RedisBloomFilter> {
-        let meta = self.proposed(None)?;
-        let mut f = self.connect(meta.clone())?;
+        let mut f = self.connect(self.proposed(None)?)?;
+        let b = self.for_server(&mut f)?;
+        let meta = b.proposed(None)?;
+        f.propose(meta.clone())?;
         let exists = || Error::Conflict {
             field: "existence",
             stored: format!("a filter named {:?}", self.name),
@@ -374,17 +376,24 @@ impl RedisBuilder {
     }
 
     pub(crate) fn open_or_create_any(self) -> Result<RedisBloomFilter> {
-        let meta = self.proposed(None)?;
-        let mut f = self.connect(meta.clone())?;
+        let mut f = self.connect(self.proposed(None)?)?;
+        let mut b = self.for_server(&mut f)?;
+        let mut meta = b.proposed(None)?;
+        f.propose(meta.clone())?;
         let stored = match f.read_meta()? {
             Some(stored) => stored,
             None => match f.shard_header(0)? {
                 Some(stored) => stored,
                 None => {
                     let stored = f.create_meta(&meta)?;
-                    let asked = self.asked(&meta, &stored.meta);
+                    // (Another process may have created it first, of the other kind.)
+                    if stored.meta.planes != b.planes {
+                        b.planes = stored.meta.planes;
+                        meta = b.proposed(Some(stored.meta.seed))?;
+                    }
+                    let asked = b.asked(&meta, &stored.meta);
                     if !stored.meta.same_shape(&asked) {
-                        return Err(self.conflict(&asked, &stored.meta));
+                        return Err(b.conflict(&asked, &stored.meta));
                     }
                     // (Created by another process first: `create_meta` adopted it.)
                     return Ok(f);
@@ -398,9 +407,15 @@ impl RedisBuilder {
             Some(now) => (now, false),
             None => (stored, true),
         };
-        let asked = self.asked(&meta, &stored.meta);
+        // An existing expiring filter is compared as the kind it is (made in generations
+        // before the module was loaded, or by the module).
+        if stored.meta.planes != b.planes {
+            b.planes = stored.meta.planes;
+            meta = b.proposed(Some(stored.meta.seed))?;
+        }
+        let asked = b.asked(&meta, &stored.meta);
         if !stored.meta.same_shape(&asked) {
-            return Err(self.conflict(&asked, &stored.meta));
+            return Err(b.conflict(&asked, &stored.meta));
         }
         if restore {
             f.restore_meta(stored)?;

@@ -60,7 +60,8 @@ pub enum Error {
     Filter(blockbloom::Error),
     /// The server answered something this client did not expect.
     Protocol(String),
-    /// A shard size outside `128..=MAX_SHARD_BYTES` bytes was asked for.
+    /// A shard size outside `128..=MAX_SHARD_BYTES` bytes was asked for (192 bytes at least
+    /// for an expiring filter kept by the module: its clock line too).
     InvalidShardSize(u64),
     /// The filter's state in Redis was found lost — a shard or the parameter hash vanished
     /// (a restart without persistence, an eviction, `FLUSHALL`), or another client found
@@ -80,12 +81,22 @@ pub enum Error {
     /// silently empty a filter's shards; allow it with
     /// [`RedisBuilder::allow_eviction`](crate::RedisBuilder::allow_eviction).
     EvictionPolicy(String),
+    /// The expiring filter of this name is the server module's expiring type (created where
+    /// every primary had `blockbloom-redis-module`), and a server it lives on does not have
+    /// the module loaded now: load it (`--loadmodule`) and call again.
+    ModuleMissing(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Redis(e) => write!(f, "redis: {e}"),
+            Error::ModuleMissing(n) => write!(
+                f,
+                "the expiring filter {n:?} is kept by the blockbloom server module, which a \
+                 server it lives on does not have loaded: load it (redis-server --loadmodule \
+                 libblockbloom_redis_module.so) and call again"
+            ),
             Error::NotFound(n) => write!(f, "no blockbloom filter named {n:?} in Redis"),
             Error::Conflict {
                 field,

@@ -188,6 +188,10 @@ impl RedisExpiringBloomFilter {
     }
 
     fn keys_in(&mut self) -> Result<f64> {
+        if self.inner.meta.planes {
+            let k = self.inner.meta.hashes;
+            return Ok(self.census(SystemTime::now())?.len(k));
+        }
         let fills = self.live_per_line(SystemTime::now())?;
         let ones = fills.iter().map(|&f| f as u64).sum();
         let slots = fills.len() as u64 * SLOTS_PER_LINE as u64;
@@ -217,6 +221,9 @@ impl RedisExpiringBloomFilter {
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_fpr_at(&mut self, t: SystemTime) -> Result<f64> {
+        if self.inner.meta.planes {
+            return Ok(self.census(t)?.fpr());
+        }
         let fills = self.live_per_line(t)?;
         Ok(fpr_of_fills(
             fills.into_iter(),
@@ -234,6 +241,10 @@ impl RedisExpiringBloomFilter {
     /// # Errors
     /// Connection and protocol errors.
     pub fn estimated_false_positives(&mut self) -> Result<f64> {
+        if self.inner.meta.planes {
+            let k = self.inner.meta.hashes;
+            return Ok(self.census(SystemTime::now())?.false_positives(k));
+        }
         let n = self.keys_in()?;
         let slots = self.inner.meta.blocks * SLOTS_PER_LINE as u64;
         Ok(false_positives_over_fill(

@@ -173,7 +173,7 @@ impl RedisBloomFilter {
     /// The epochs of the generations shard `i`'s ring says were created (none for a plain
     /// filter).
     pub(crate) fn created_generations(&mut self, i: u64) -> Result<Vec<u64>> {
-        if self.meta.window_ns == 0 {
+        if self.meta.window_ns == 0 || self.meta.planes {
             return Ok(Vec::new());
         }
         let shard = self.shard_key(i);
@@ -193,7 +193,11 @@ impl RedisBloomFilter {
 
 impl RedisExpiringBloomFilter {
     fn wrap(inner: RedisBloomFilter) -> Result<Self> {
-        let window = ExpiryWindow::in_quarters(Duration::from_nanos(inner.meta.window_ns))?;
+        let w = Duration::from_nanos(inner.meta.window_ns);
+        let window = match inner.meta.planes {
+            true => ExpiryWindow::new(w)?,
+            false => ExpiryWindow::in_quarters(w)?,
+        };
         Ok(RedisExpiringBloomFilter {
             inner,
             window,
@@ -258,6 +262,9 @@ impl RedisExpiringBloomFilter {
         let mut out = vec![false; keys.len()];
         if keys.is_empty() {
             return Ok(out);
+        }
+        if self.inner.meta.planes {
+            return self.planes_batch(op, keys, t);
         }
         let f = &self.inner;
         let k = f.meta.hashes as u64;
@@ -421,14 +428,38 @@ impl RedisExpiringBloomFilter {
     /// What its capacity was sized for: steady arrival's size, or the worst burst's.
     /// Example at [`RedisBuilder::arrival`].
     pub fn arrival(&self) -> Arrival {
-        match stamp_sizing(self.capacity(), self.target_fpr(), Arrival::Steady) {
+        let m = &self.inner.meta;
+        let steady = crate::planes::expiring_lines(
+            m.planes,
+            m.capacity,
+            m.fpr,
+            Arrival::Steady,
+            self.expire_after(),
+        );
+        match steady {
             Ok((lines, _)) if lines == self.num_lines() => Arrival::Steady,
             _ => Arrival::WorstBurst,
         }
     }
 
-    /// Lines (of 128 slots) of each generation. Example at
-    /// [`RedisBuilder::create_expiring`].
+    /// Whether the filter is the server module's expiring type (the local filter's planes,
+    /// kept in place by `BB.SHARD.X*`): created so where every primary had the module; else
+    /// it keeps generations through the Functions.
+    ///
+    /// ```no_run
+    /// use blockbloom_redis::RedisExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let b = || RedisExpiringBloomFilter::builder("redis://127.0.0.1/", "news:seen");
+    /// let f = b().capacity(1000).expire_after(Duration::from_secs(3600)).open_or_create_expiring()?;
+    /// println!("kept by the module: {}", f.uses_module());
+    /// # Ok::<(), blockbloom_redis::Error>(())
+    /// ```
+    pub fn uses_module(&self) -> bool {
+        self.inner.meta.planes
+    }
+
+    /// Lines of the filter (64 bytes each in the planes layout; of 128 slots in each
+    /// generation otherwise). Example at [`RedisBuilder::create_expiring`].
     pub fn num_lines(&self) -> u64 {
         self.inner.num_lines()
     }

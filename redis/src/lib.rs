@@ -121,6 +121,7 @@ mod local;
 mod meta;
 mod native;
 mod net;
+mod planes;
 mod server;
 #[doc(hidden)]
 pub mod shard_format;

@@ -24,10 +24,10 @@ pub(crate) const CLOCK_BYTES: u64 = SHARD_HEADER_BYTES + 8 + 20 + RING * 20;
 /// 4 + 2 × 4 + 1).
 pub(crate) const RING: u64 = 16;
 /// An expiring filter's shard in the planes layout (the module's expiring type): its
-/// header, then a clock line of eight little-endian words — the window, the newest epoch
-/// any call used, the last completed sweep's epoch + 1, the sweep in progress (its epoch
-/// + 1, and the next line it sweeps); 0: none yet — then its lines, as the local
-/// `ExpiringBloomFilter`'s (`blockbloom::planes_in_place`).
+/// header, then a clock line of eight little-endian words (the window, the newest epoch
+/// any call used, the last completed sweep's epoch plus one, the sweep in progress: its
+/// epoch plus one and the next line it sweeps; 0 where none yet), then its lines, as the
+/// local `ExpiringBloomFilter`'s (`blockbloom::planes_in_place`).
 pub(crate) const PLANES_HEAD_BYTES: u64 = SHARD_HEADER_BYTES + LINE_BYTES;
 /// The bit of the header's `hashes` field that marks an expiring filter in the planes
 /// layout (with [`EXPIRES`]).

@@ -34,7 +34,32 @@ impl RedisBloomFilter {
     /// module. A server that lost the module (restarted without it) sends the handle back to
     /// the Functions for this call and the next.
     pub(crate) fn native_batch<K: Hash>(&mut self, op: Op, keys: &[K]) -> Result<Vec<bool>> {
+        let native_op = if op == Op::Set {
+            Op::NativeSet
+        } else {
+            Op::NativeGet
+        };
         let inc = self.incarnation.to_be_bytes().to_vec();
+        match self.module_batch(native_op, keys, vec![inc]) {
+            // The module unloaded (its "unknown command" error quotes the binary arguments:
+            // it may not even parse).
+            Err(Error::Redis(_)) if matches!(self.module_available(), Ok(false)) => {
+                self.native = false;
+                self.batch(op, keys)
+            }
+            r => r,
+        }
+    }
+
+    /// The answers of the module's command `op` for `keys`: their hashes grouped by shard,
+    /// one command per shard (`head` its arguments after the shard key), pipelined; a shard
+    /// found lost is [`Error::StateLost`] (the filter re-armed).
+    pub(crate) fn module_batch<K: Hash>(
+        &mut self,
+        op: Op,
+        keys: &[K],
+        head: Vec<Vec<u8>>,
+    ) -> Result<Vec<bool>> {
         let mut groups: Vec<(u64, Vec<usize>, Vec<u64>)> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
             let h: KeyHash = self.layout.key_hash(key);
@@ -49,27 +74,16 @@ impl RedisBloomFilter {
             g.1.push(i);
             g.2.push(h.to_bits());
         }
-        let native_op = if op == Op::Set {
-            Op::NativeSet
-        } else {
-            Op::NativeGet
-        };
         let calls: Vec<Call> = groups
             .iter()
             .map(|(shard, _, hashes)| Call {
-                op: native_op,
+                op,
                 key: self.shard_key(*shard),
-                head: vec![inc.clone()],
+                head: head.clone(),
                 nums: hashes.clone(),
             })
             .collect();
-        let replies = match self.run_calls(&calls) {
-            Err(Error::Redis(e)) if e.to_string().contains("unknown command") => {
-                self.native = false;
-                return self.batch(op, keys);
-            }
-            r => r?,
-        };
+        let replies = self.run_calls(&calls)?;
         let mut out = vec![false; keys.len()];
         let mut lost = None;
         for ((_, idx, _), (call, reply)) in groups.iter().zip(calls.iter().zip(replies)) {

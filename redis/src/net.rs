@@ -118,7 +118,12 @@ fn node_url(seed: &str, addr: &str) -> String {
 
 /// Whether the connection is unusable after `e` (so it must be dropped and reopened).
 fn broken(e: &RedisError) -> bool {
-    e.is_io_error() || e.is_timeout() || e.is_connection_dropped()
+    // A reply that did not parse (an "unknown command" error quoting binary arguments)
+    // leaves the rest of the stream unread: the connection is not reused.
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || e.kind() == redis::ErrorKind::ParseError
 }
 
 pub(crate) fn moved(e: &RedisError) -> bool {

@@ -46,6 +46,15 @@ pub(crate) enum Op {
     NativeSet,
     /// `BB.SHARD.CONTAINS` of the server module.
     NativeGet,
+    /// `BB.SHARD.XINSERT_IF_ABSENT` of the module (an expiring filter in the planes
+    /// layout): `head` the incarnation and the caller's time, `nums` the hashes.
+    PlanesSet,
+    /// `BB.SHARD.XINSERT`.
+    PlanesIns,
+    /// `BB.SHARD.XCONTAINS`.
+    PlanesGet,
+    /// `BB.SHARD.XCENSUS` (no hashes).
+    PlanesCensus,
 }
 
 impl Op {
@@ -73,16 +82,17 @@ impl Op {
             Op::XSet => "bb_xset",
             Op::XIns => "bb_xins",
             Op::XGet => "bb_xget",
-            Op::Read | Op::XRead | Op::NativeSet | Op::NativeGet => {
-                unreachable!("plain or module commands only")
-            }
+            _ => unreachable!("plain or module commands only"),
         }
     }
 
     /// Whether the operation may change the server's data (else sending it twice is safe,
     /// and its function is registered `no-writes`).
     fn writes(self) -> bool {
-        !matches!(self, Op::Get | Op::Read | Op::XRead | Op::NativeGet)
+        !matches!(
+            self,
+            Op::Get | Op::Read | Op::XRead | Op::NativeGet | Op::PlanesGet | Op::PlanesCensus
+        )
     }
 }
 
@@ -201,17 +211,24 @@ impl RedisBloomFilter {
                 .arg(0);
             return;
         }
-        if matches!(op, Op::NativeSet | Op::NativeGet) {
-            let command = if op == Op::NativeSet {
-                "BB.SHARD.INSERT_IF_ABSENT"
-            } else {
-                "BB.SHARD.CONTAINS"
-            };
-            let hashes: Vec<u8> = call.nums.iter().flat_map(|h| h.to_le_bytes()).collect();
-            pipe.cmd(command)
-                .arg(&call.key)
-                .arg(&call.head[0])
-                .arg(hashes);
+        let module = match op {
+            Op::NativeSet => Some("BB.SHARD.INSERT_IF_ABSENT"),
+            Op::NativeGet => Some("BB.SHARD.CONTAINS"),
+            Op::PlanesSet => Some("BB.SHARD.XINSERT_IF_ABSENT"),
+            Op::PlanesIns => Some("BB.SHARD.XINSERT"),
+            Op::PlanesGet => Some("BB.SHARD.XCONTAINS"),
+            Op::PlanesCensus => Some("BB.SHARD.XCENSUS"),
+            _ => None,
+        };
+        if let Some(command) = module {
+            let c = pipe.cmd(command).arg(&call.key);
+            for h in &call.head {
+                c.arg(h);
+            }
+            if op != Op::PlanesCensus {
+                let hashes: Vec<u8> = call.nums.iter().flat_map(|h| h.to_le_bytes()).collect();
+                c.arg(hashes);
+            }
             return;
         }
         if op == Op::XRead {

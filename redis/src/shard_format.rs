@@ -7,10 +7,14 @@ pub use crate::estimates::Estimates;
 use crate::meta::Meta;
 /// Bytes of a shard's header; its lines follow.
 pub const HEADER_BYTES: u64 = crate::meta::SHARD_HEADER_BYTES;
+/// Bytes before the lines of an expiring filter's shard in the planes layout: the header,
+/// then the clock line (the window, then [`blockbloom::planes_in_place::ShardClock`]'s
+/// four words, little-endian).
+pub const PLANES_HEAD_BYTES: u64 = crate::meta::PLANES_HEAD_BYTES;
 
 /// The version of the module's commands that this client speaks: `BB.VERSION` answers the
 /// module's, and a client uses the module only where they are equal.
-pub const MODULE_PROTOCOL: i64 = 1;
+pub const MODULE_PROTOCOL: i64 = 2;
 
 /// What a shard's header says: who it belongs to and how keys are placed.
 #[derive(Clone)]
@@ -24,9 +28,13 @@ pub struct ShardIdentity {
     pub seed: u128,
     /// Lines per shard (the last shard may have fewer).
     pub shard_lines: u64,
-    /// An expiring filter's shard (its generations are elsewhere: the module does not
-    /// serve it).
+    /// An expiring filter's shard: in the planes layout (`planes`, the module's expiring
+    /// type), or holding the clock of generations kept elsewhere (the Functions').
     pub expiring: bool,
+    /// An expiring filter in the planes layout: its lines follow [`PLANES_HEAD_BYTES`].
+    pub planes: bool,
+    /// An expiring filter's window, in nanoseconds (0: a plain filter).
+    pub window_ns: u64,
     /// Keys the filter was sized for, and its target rate.
     pub capacity: u64,
     /// The target false-positive rate.
@@ -46,6 +54,8 @@ pub fn identity(header: &[u8]) -> Result<Option<ShardIdentity>, String> {
         seed: m.seed,
         shard_lines: m.shard_blocks,
         expiring: m.window_ns != 0,
+        planes: m.planes,
+        window_ns: m.window_ns,
         capacity: m.capacity,
         fpr: m.fpr,
     }))

@@ -9,10 +9,12 @@
 
 use super::planes::{self, PlaneEpoch, PLANES};
 use crate::layout::PLANE_BITS;
-use crate::line::{Line, DATA, LABEL_SHIFT, WORDS};
+use crate::line::{DATA, LABEL_SHIFT, WORDS};
 use crate::KeyHash;
 
 pub use super::planes::SWEEP_MARGIN;
+/// How far ahead of this machine's clock a call may move the newest epoch.
+pub use super::window::SKEW;
 
 /// A line's words, little-endian in memory: word `i` is bytes `8i..8i + 8`.
 pub type LineWords = [u64; WORDS];
@@ -27,18 +29,38 @@ pub fn contains(words: &LineWords, n: u64, mask: [u64; 2]) -> bool {
     PlaneEpoch::at(n).holds(words, mask, None)
 }
 
-/// Whether the line holds the key of `mask` for a caller in epoch `n`, read without moving
-/// the shard's newest epoch `newest` on (a read-only command): only epochs up to `newest`
-/// were written, so a plane is live at `n` for its epoch of `n − 3 ..= n` if that is at
-/// most `newest`, and nothing is live from `newest + 4` on. For `n = newest` it is
-/// [`contains`].
-pub fn contains_at(words: &LineWords, newest: u64, n: u64, mask: [u64; 2]) -> bool {
+/// The words of a line that a caller in epoch `n` reads as live, where only epochs up to
+/// `newest` were written (a read-only command does not move the newest epoch on): a plane
+/// is live for its epoch of `n − 3 ..= n` if that is at most `newest`; the rest read as
+/// empty. For `n = newest`, the line as [`contains`] reads it.
+pub fn live_at(words: &LineWords, newest: u64, n: u64) -> LineWords {
+    let mut out = [0; WORDS];
     if n >= newest.saturating_add(PLANES) {
-        return false;
+        return out;
     }
-    (0..PLANES).any(|q| {
-        let x = n - (n + PLANES - q) % PLANES;
-        x <= newest && Line::plane_holds(words, q as usize, mask, [planes::label(x), u64::MAX])
+    for q in 0..PLANES as usize {
+        let x = n - (n + PLANES - q as u64) % PLANES;
+        for w in 2 * q..2 * q + 2 {
+            if x <= newest && words[w] >> LABEL_SHIFT == planes::label(x) {
+                out[w] = words[w];
+            }
+        }
+    }
+    out
+}
+
+/// Whether the line holds the key of `mask` for a caller in epoch `n`, read without moving
+/// the newest epoch `newest` on ([`live_at`]).
+pub fn contains_at(words: &LineWords, newest: u64, n: u64, mask: [u64; 2]) -> bool {
+    contains(&live_at(words, newest, n), n, mask)
+}
+
+/// Line `i` of lines in bytes (see [`LineBytes`]).
+pub fn read_line(bytes: &[u8], i: u64) -> LineWords {
+    let at = i as usize * 64;
+    core::array::from_fn(|w| {
+        let b = &bytes[at + 8 * w..at + 8 * w + 8];
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
     })
 }
 
@@ -111,11 +133,7 @@ impl LineBytes<'_> {
 
     /// Line `i`'s words.
     pub fn read(&self, i: u64) -> LineWords {
-        let at = i as usize * 64;
-        core::array::from_fn(|w| {
-            let b = &self.0[at + 8 * w..at + 8 * w + 8];
-            u64::from_le_bytes(b.try_into().expect("8 bytes"))
-        })
+        read_line(self.0, i)
     }
 
     /// Writes line `i`'s words.
@@ -275,6 +293,7 @@ impl PlanesCensus {
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
     use super::*;
+    use crate::line::Line;
     use crate::sync::{AtomicU64, Ordering::SeqCst};
 
     /// The owned line takes the same words as the local filter's atomic line, for the same
