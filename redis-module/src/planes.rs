@@ -21,7 +21,7 @@
 use std::ffi::c_int;
 use std::time::{Duration, SystemTime};
 
-use blockbloom::planes_in_place::{self as planes, LineBytes, LineWords, PlanesCensus, ShardClock};
+use blockbloom::planes_in_place::{self as planes, LineBytes, PlanesCensus, ShardClock};
 use blockbloom::{ExpiryWindow, KeyHash};
 use blockbloom_redis::shard_format::{self, HEADER_BYTES, PLANES_HEAD_BYTES};
 
@@ -141,23 +141,36 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
         XOp::Apply => at.max(clock.newest),
         _ => epoch_for(&window, at, clock.newest),
     };
-    let present: Vec<bool> = {
-        let lines = &sh.key.bytes()[PLANES_HEAD_BYTES as usize..];
-        probes
-            .iter()
-            .map(|&(line, mask)| {
-                planes::contains_at(&planes::read_line(lines, line), clock.newest, n, mask)
-            })
-            .collect()
-    };
+    let lines = &sh.key.bytes()[PLANES_HEAD_BYTES as usize..];
+    let read = |line: u64| planes::read_line(lines, line);
     if op == XOp::Contains {
-        let bytes: Vec<u8> = present.into_iter().map(u8::from).collect();
+        let bytes: Vec<u8> = probes
+            .iter()
+            .map(|&(line, mask)| u8::from(planes::contains_at(&read(line), clock.newest, n, mask)))
+            .collect();
         return ctx.reply_bytes(&bytes);
     }
-    if ctx.out_of_memory() && present.contains(&false) {
+    // Checked before anything is written: a line the insert cannot write (damage), and
+    // past `maxmemory`, a key that would set a bit.
+    if let Some(&(line, _)) = probes
+        .iter()
+        .find(|&&(line, _)| !planes::writable(&read(line), n))
+    {
+        return ctx.reply_error(&format!(
+            "ERR shard '{}' line {line} holds an epoch after the shard's newest ({n}): the \
+             shard is damaged; delete the filter and create it again",
+            String::from_utf8_lossy(key)
+        ));
+    }
+    let oom = ctx.out_of_memory();
+    if oom
+        && probes
+            .iter()
+            .any(|&(line, mask)| !planes::contains_at(&read(line), clock.newest, n, mask))
+    {
         return ctx.reply_error(OOM);
     }
-    match apply(&mut sh, key, op, n, clock, &probes) {
+    match apply(&mut sh, op, n, clock, &probes) {
         Ok((answers, changed)) => {
             let wrote: Vec<u8> = hashes
                 .iter()
@@ -195,12 +208,10 @@ fn place(sh: &Shard<'_>, h: u64) -> Result<(u64, [u64; 2]), String> {
     Ok((line - sh.first_line, mask))
 }
 
-/// A write at epoch `n`: the keys' lines decided first (nothing written if one holds a
-/// later epoch: damage), then the clock moved on and swept, then the lines written. The
-/// answers (new keys), and which keys' lines changed.
+/// A write at epoch `n` (its lines checked writable): the clock moved on and swept, then
+/// each key's line written. The answers (new keys), and which keys' lines changed.
 fn apply(
     sh: &mut Shard<'_>,
-    key: &[u8],
     op: XOp,
     n: u64,
     mut clock: ShardClock,
@@ -212,36 +223,23 @@ fn apply(
     let mut lines = LineBytes(lines);
     clock.advance(n, &mut lines);
     set_clock(head, &clock);
-    let mut touched: Vec<(u64, LineWords)> = Vec::new();
     let (mut answers, mut changed) = (Vec::new(), Vec::new());
     for &(line, mask) in probes {
-        let words = match touched.iter_mut().find(|t| t.0 == line) {
-            Some(t) => &mut t.1,
-            None => {
-                touched.push((line, lines.read(line)));
-                &mut touched.last_mut().expect("just pushed").1
-            }
-        };
-        let before = *words;
+        let mut words = lines.read(line);
+        let before = words;
         let new = match op {
-            XOp::InsertIfAbsent => planes::insert_if_absent(words, n, mask),
+            XOp::InsertIfAbsent => planes::insert_if_absent(&mut words, n, mask),
             _ => {
-                let had = planes::contains(words, n, mask);
-                planes::insert(words, n, mask).map(|()| !had)
+                let had = planes::contains(&words, n, mask);
+                planes::insert(&mut words, n, mask).map(|()| !had)
             }
         }
-        .map_err(|_| {
-            format!(
-                "ERR shard '{}' line {line} holds an epoch after the shard's newest \
-                 ({n}): the shard is damaged; delete the filter and create it again",
-                String::from_utf8_lossy(key)
-            )
-        })?;
+        .map_err(|_| "ERR a line changed under the insert (a bug: please report it)".to_string())?;
+        if words != before {
+            lines.write(line, &words);
+        }
         answers.push(new);
-        changed.push(*words != before);
-    }
-    for (line, words) in &touched {
-        lines.write(*line, words);
+        changed.push(words != before);
     }
     Ok((answers, changed))
 }

@@ -6,11 +6,13 @@
 //! (`MEMORY USAGE` of every key it made) per key of capacity, on a stream with 50% repeats
 //! and on a crawl's links (97% repeats). The batches' times are spread over the last window
 //! (`insert_if_absent_many_at`), so that the expiring filters change epochs as in a
-//! window's use and the generations live at the end are a steady window's.
+//! window's use and the generations live at the end are a steady window's. Where the server
+//! also has RedisBloom loaded, its `BF.MADD` (a filter that never forgets) is measured
+//! beside them.
 //!
 //! ```text
 //! redis-server --port 6392 --save "" --appendonly no \
-//!     --loadmodule target/release/libblockbloom_redis_module.so &
+//!     --loadmodule target/release/libblockbloom_redis_module.so [--loadmodule …/redisbloom.so] &
 //! cargo run --release -p blockbloom-redis --example expiring_cost -- redis://127.0.0.1:6392/ [CAPACITY]
 //! ```
 
@@ -54,6 +56,7 @@ type Insert = dyn FnMut(&[String], SystemTime);
 /// The filters compared.
 #[derive(Clone, Copy, PartialEq)]
 enum Way {
+    RedisBloom,
     Plain,
     Planes,
     Generations,
@@ -67,6 +70,7 @@ fn main() {
     let capacity: u64 = args
         .next()
         .map_or(1_000_000, |a| a.parse().expect("CAPACITY"));
+    let only = args.next(); // one filter alone (to profile the server)
     let mut c = redis::Client::open(url_arg.as_str())
         .unwrap()
         .get_connection()
@@ -85,16 +89,41 @@ fn main() {
     for (name, ids) in &streams {
         let keys: Vec<String> = ids.iter().map(|&i| url(i)).collect();
         for (way, label) in [
+            (Way::RedisBloom, "RedisBloom `BF.MADD` (never forgets)"),
             (Way::Plain, "plain, module"),
             (Way::Planes, "expiring, module (planes)"),
             (Way::Generations, "expiring, Functions (generations)"),
         ] {
+            if only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
+                continue;
+            }
             let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
             let b = RedisBloomFilter::builder(&url_arg, "cost")
                 .capacity(capacity)
                 .fpr(0.01)
                 .use_module(way != Way::Generations);
             let mut insert: Box<Insert> = match way {
+                Way::RedisBloom => {
+                    let reserved: redis::RedisResult<()> = redis::cmd("BF.RESERVE")
+                        .arg("cost")
+                        .arg(0.01)
+                        .arg(capacity)
+                        .query(&mut c);
+                    if reserved.is_err() {
+                        continue; // no RedisBloom here
+                    }
+                    let mut bf = redis::Client::open(url_arg.as_str())
+                        .unwrap()
+                        .get_connection()
+                        .unwrap();
+                    Box::new(move |k, _| {
+                        let _: Vec<i64> = redis::cmd("BF.MADD")
+                            .arg("cost")
+                            .arg(k)
+                            .query(&mut bf)
+                            .unwrap();
+                    })
+                }
                 Way::Plain => {
                     let mut f = b.create().unwrap();
                     assert!(f.uses_module(), "load the module into the server");

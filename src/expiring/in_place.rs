@@ -69,6 +69,16 @@ pub fn read_line(bytes: &[u8], i: u64) -> LineWords {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaterEpochInLine;
 
+/// Whether an insert in epoch `n` can write the line: no word of `n`'s plane holds a later
+/// epoch's label (else [`insert`] refuses it, [`LaterEpochInLine`]).
+pub fn writable(words: &LineWords, n: u64) -> bool {
+    let e = PlaneEpoch::at(n);
+    words[2 * e.plane..2 * e.plane + 2].iter().all(|v| {
+        let l = v >> LABEL_SHIFT;
+        l == e.label || e.replaceable(e.plane, l)
+    })
+}
+
 /// `insert_if_absent` of the key of `mask` in epoch `n`, the shard's newest: `true` (and
 /// its bits set under `n`'s label, a dead epoch's word replaced) if no live plane holds it.
 pub fn insert_if_absent(
@@ -360,6 +370,7 @@ mod tests {
         let mut later: LineWords = [0; WORDS];
         insert(&mut later, 104, mask).unwrap();
         assert_eq!(insert(&mut later, 100, [1 << 9, 0]), Err(LaterEpochInLine));
+        assert!(!writable(&later, 100) && writable(&later, 104) && writable(&w, 103));
     }
 
     #[test]
