@@ -1,5 +1,5 @@
-//! `RedisExpiringBloomFilter`: an expiring filter in Redis shared by a fleet, whose old
-//! generations the server frees.
+//! `RedisExpiringBloomFilter`: an expiring filter in Redis shared by a fleet: the server
+//! module's expiring type where every primary has it, else generations the server frees.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -11,17 +11,21 @@ use crate::redis::{wait_timeout, RedisArgs};
 use crate::*;
 
 /// An `ExpiringBloomFilter` in Redis shared by many processes: a key is seen for
-/// `expire_after` seconds after the insert that added it and new again at most 25% later,
-/// with the same answers as an `ExpiringBloomFilter` of the same seed; of all the processes
-/// offering the same new key, at most one gets `True`, also across a change of epoch and
-/// with clocks up to a second apart.
+/// `expire_after` seconds after the insert that added it; of all the processes offering the
+/// same new key, at most one gets `True`, also across a change of epoch and with clocks up
+/// to a second apart. Created where every primary has the blockbloom module loaded (and
+/// `use_module` is true), it is the module's expiring type (`uses_module`): the local
+/// filter's planes in its shards, with the answers of an `ExpiringBloomFilter` of the same
+/// seed, about 2.8 bytes per key of capacity at 1%, new again at most a third of
+/// (`expire_after` + 1 s) later. Elsewhere it keeps generations through the Redis Functions
+/// (quarter windows, new again at most 25% later), Redis keys with an expiry time that the
+/// server frees itself.
 ///
 /// Opens filter `name` at `url`, creating it for `capacity` distinct keys per window at
 /// rate `fpr` if it does not exist; an existing one with another capacity, rate or window
 /// is a `RedisError`, and so is a plain `RedisBloomFilter` of that name. `expire_after` is
-/// seconds (at least 1) or a `datetime.timedelta`. Old generations are Redis keys with an
-/// expiry time, so the server frees them itself. `allow_eviction`, `timeout`, `cluster` and
-/// `shard_bytes` as for `RedisBloomFilter` (a server that may evict keys, `allkeys-*` or
+/// seconds (at least 1) or a `datetime.timedelta`. `allow_eviction`, `timeout`, `cluster`,
+/// `shard_bytes` and `use_module` as for `RedisBloomFilter` (a server that may evict keys, `allkeys-*` or
 /// `volatile-*`, is refused without `allow_eviction`). There is no local front: a process's
 /// own memory of a key would outlive the shared window. The optional `at` of the key
 /// methods is the time of the call in seconds since 1970 (`time.time()`, the default).
@@ -40,6 +44,8 @@ pub(crate) struct RedisExpiringBloomFilter {
     expire_after: f64,
     /// What its capacity is sized for, as `arrival` names it.
     arrival: &'static str,
+    /// Whether it is the server module's expiring type.
+    uses_module: bool,
 }
 
 impl RedisExpiringBloomFilter {
@@ -87,8 +93,8 @@ impl RedisExpiringBloomFilter {
     // The parameters are documented on the class, which is where Python shows them.
     #[new]
     #[pyo3(
-        signature = (url, name, capacity, fpr = 0.01, *, expire_after, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None, arrival = "steady"),
-        text_signature = "(url, name, capacity, fpr=0.01, *, expire_after, allow_eviction=False, timeout=5.0, cluster=False, shard_bytes=None, arrival='steady')"
+        signature = (url, name, capacity, fpr = 0.01, *, expire_after, allow_eviction = false, timeout = 5.0, cluster = false, shard_bytes = None, arrival = "steady", use_module = true),
+        text_signature = "(url, name, capacity, fpr=0.01, *, expire_after, allow_eviction=False, timeout=5.0, cluster=False, shard_bytes=None, arrival='steady', use_module=True)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -103,6 +109,7 @@ impl RedisExpiringBloomFilter {
         cluster: bool,
         shard_bytes: Option<Unsigned<u64>>,
         arrival: &str,
+        use_module: bool,
     ) -> PyResult<Self> {
         let window = duration(expire_after)?;
         let arrival = crate::expiring::arrival(arrival)?;
@@ -117,7 +124,7 @@ impl RedisExpiringBloomFilter {
             timeout,
             cluster,
             shard_bytes: shard_bytes.map(|b| b.0),
-            use_module: false,
+            use_module,
         };
         let f = args.open(py, |b| {
             b.expire_after(window)
@@ -127,6 +134,7 @@ impl RedisExpiringBloomFilter {
         Ok(RedisExpiringBloomFilter {
             expire_after: f.expire_after().as_secs_f64(),
             arrival: crate::expiring::arrival_name(f.arrival()),
+            uses_module: f.uses_module(),
             remote: Mutex::new(f),
             args,
         })
@@ -144,6 +152,7 @@ impl RedisExpiringBloomFilter {
         kwargs.set_item("cluster", a.cluster)?;
         kwargs.set_item("shard_bytes", a.shard_bytes)?;
         kwargs.set_item("arrival", me.arrival)?;
+        kwargs.set_item("use_module", a.use_module)?;
         let partial = py.import("functools")?.getattr("partial")?;
         let make = partial.call((py.get_type::<RedisExpiringBloomFilter>(),), Some(&kwargs))?;
         let args = (a.url, a.name, a.capacity, a.fpr).into_pyobject(py)?;
@@ -246,6 +255,13 @@ impl RedisExpiringBloomFilter {
     }
     /// Distinct keys per window the filter was sized for (the filter's own, for one that
     /// existed).
+    /// Whether it is the server module's expiring type (the local filter's planes, kept in
+    /// place by `BB.SHARD.X*`), else generations through the Redis Functions.
+    #[getter]
+    fn uses_module(&self) -> bool {
+        self.uses_module
+    }
+
     #[getter]
     fn capacity(&self) -> u64 {
         self.lock().capacity()

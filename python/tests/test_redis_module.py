@@ -4,6 +4,7 @@ choice, and see keys that redis-cli inserted with the module's own commands."""
 
 import pickle
 import subprocess
+import time
 from urllib.parse import urlparse
 
 from blockbloom import RedisBloomFilter, RedisExpiringBloomFilter
@@ -25,9 +26,36 @@ def test_the_module_is_used_and_answers_as_the_functions(module_redis_url):
     # Pickled, the choice goes with it.
     assert not pickle.loads(pickle.dumps(lua)).uses_module
     assert pickle.loads(pickle.dumps(native)).uses_module
-    # An expiring filter keeps to the Functions.
-    x = RedisExpiringBloomFilter(module_redis_url, "x", 1000, expire_after=60)
-    assert x.insert_if_absent("https://example.com/")
+
+
+def test_an_expiring_filter_is_the_modules_expiring_type(module_redis_url):
+    """Where the module is loaded an expiring filter is its expiring type (the planes): seen
+    for the window, new again by `forgotten_after`, one winner per new key between two
+    handles, about 2.8 bytes per key of capacity; `use_module=False` keeps generations."""
+    x = RedisExpiringBloomFilter(module_redis_url, "x", 10_000, expire_after=60)
+    y = RedisExpiringBloomFilter(module_redis_url, "x", 10_000, expire_after=60)
+    assert x.uses_module and y.uses_module
+    assert abs(x.forgotten_after - 4 * 61 / 3) < 0.01  # four epochs of (60 s + 1 s) / 3
+    t = time.time() - 300
+    won = [a + b for a, b in zip(x.insert_if_absent_many(URLS, at=t), y.insert_if_absent_many(URLS, at=t + 0.5))]
+    assert max(won) == 1 and sum(won) > 2950
+    assert all(x.contains_many(URLS, at=t + 59.9))
+    assert y.insert_if_absent_many(URLS[:100], at=t + x.forgotten_after) == [True] * 100
+    # The estimates, through the module's census: keys inserted now.
+    e = RedisExpiringBloomFilter(module_redis_url, "e", 10_000, expire_after=60)
+    e.insert_if_absent_many(URLS)
+    assert abs(e.estimated_len() - len(URLS)) < 0.05 * len(URLS)
+    assert 0 < e.estimated_fpr() < 0.01
+    keys = subprocess.run(
+        ["redis-cli", "-p", str(urlparse(module_redis_url).port), "--raw", "MEMORY", "USAGE", "{x.0}.bits", "SAMPLES", "0"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()
+    assert 2.5 < int(keys[0]) / 10_000 < 3.2, keys
+    # Pickled, the choice goes with it; without the module, generations.
+    assert pickle.loads(pickle.dumps(x)).uses_module
+    g = RedisExpiringBloomFilter(module_redis_url, "g", 1000, expire_after=60, use_module=False)
+    assert not g.uses_module and not pickle.loads(pickle.dumps(g)).uses_module
+    assert g.insert_if_absent("https://example.com/")
 
 
 def test_keys_inserted_by_redis_cli_are_seen_by_python(module_redis_url):

@@ -350,13 +350,14 @@ def crawl_all(site, tmp, runs):
     return out
 
 
-def test_crawls_run_again_within_and_after_the_window(site, tmp_path, redis_url):
+def test_crawls_run_again_within_and_after_the_window(site, tmp_path, redis_url, module_redis_url):
     """BLOCKBLOOM_EXPIRE_AFTER with JOBDIR (BloomDupeFilter) and with scrapy-redis
-    (RedisBloomDupeFilter), crawled side by side: a crawl run again within the window
-    fetches no page (its start page is a duplicate); run again once every fingerprint of
-    the first has expired (4/3 of the window and a second after its last request locally,
-    1.25 windows through Redis) it fetches every page
-    again. Another window on the same state is refused."""
+    (RedisBloomDupeFilter; a server without the module: generations through the Functions,
+    and one with it: the module's expiring type), crawled side by side: a crawl run again
+    within the window fetches no page (its start page is a duplicate); run again once every
+    fingerprint of the first has expired (4/3 of the window and a second after its last
+    request locally and through the module, 1.25 windows through the Functions) it fetches
+    every page again. Another window on the same state is refused."""
     pytest.importorskip("scrapy_redis")
     common = {"BLOCKBLOOM_EXPIRE_AFTER": EXPIRE, "BLOCKBLOOM_CAPACITY": 100_000}
     setups = {
@@ -370,6 +371,7 @@ def test_crawls_run_again_within_and_after_the_window(site, tmp_path, redis_url)
             "SCHEDULER_IDLE_BEFORE_CLOSE": 1,
         },
     }
+    setups["redis-module"] = {**setups["redis"], "REDIS_URL": module_redis_url}
     # The crawls' time is the dupefilters' test clock, so that the test does not depend on
     # how fast the crawls run (a loaded machine): the first at T0, the second within the
     # window, the third after it. Past times: a time ahead of the clock is taken as now.
@@ -389,6 +391,8 @@ def test_crawls_run_again_within_and_after_the_window(site, tmp_path, redis_url)
         assert p2 == [], f"{k}: {len(p2)} pages fetched again within the window"
         assert s2.get("dupefilter/filtered", 0) >= 1, k
         assert sorted(p3) == sorted(p1), f"{k}: after the window every page is fetched again"
+        if k.startswith("redis"):
+            assert s2["blockbloom/redis_module"] == (k == "redis-module"), k
     # Another window on the same state is refused, not silently used.
     other = crawl_all(site, tmp_path, {f"{k}-other": {**v, "BLOCKBLOOM_EXPIRE_AFTER": 2 * EXPIRE} for k, v in setups.items()})
     for name, (_, pages, _, _) in other.items():

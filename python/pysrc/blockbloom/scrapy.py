@@ -363,11 +363,13 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
 
     def _open(self) -> RedisBloomFilter | RedisExpiringBloomFilter:
         capacity, fpr, front, timeout, expire_after = self._params
+        seen: RedisBloomFilter | RedisExpiringBloomFilter
         if expire_after:
-            return RedisExpiringBloomFilter(
+            seen = RedisExpiringBloomFilter(
                 self.url, self.key, capacity, fpr, expire_after=expire_after, timeout=timeout, arrival=self._arrival
             )
-        seen = RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
+        else:
+            seen = RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
         if self.stats is not None:
             self.stats.set_value("blockbloom/redis_module", int(seen.uses_module))
         self.logger.info(
