@@ -44,14 +44,11 @@ pub fn shard_call(ctx: &Ctx<'_>, write: bool) -> c_int {
     let Some(index) = shard_format::shard_index(key) else {
         return ctx.reply_error("ERR not a filter's shard key ({name.i}.bits)");
     };
-    let mut sh = match shard::open(ctx, key, index, write, false, Some(incarnation)) {
+    let mut sh = match shard::open(ctx, key, index, write, false, Some(incarnation), false) {
         Ok(s) => s,
         Err(r) => return refuse(ctx, r),
     };
-    let hashes: Vec<u64> = packed
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
+    let hashes = unpack_hashes(packed);
     let probes = match hashes
         .iter()
         .map(|&h| sh.place(h))
@@ -76,6 +73,15 @@ pub fn shard_call(ctx: &Ctx<'_>, write: bool) -> c_int {
     };
     let bytes: Vec<u8> = answers.into_iter().map(u8::from).collect();
     ctx.reply_bytes(&bytes)
+}
+
+/// The keys' hashes packed 8 bytes each, little-endian (a length checked to be a multiple
+/// of 8).
+pub fn unpack_hashes(packed: &[u8]) -> Vec<u64> {
+    packed
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
 }
 
 /// Replicates the new keys' hashes of an insert into shard `key` (nothing if none was
@@ -127,7 +133,7 @@ pub fn identity_of(ctx: &Ctx<'_>, name: &str) -> Result<ShardIdentity, String> {
         );
     }
     let key = shard_format::shard_key(name, 0);
-    shard::open(ctx, key.as_bytes(), 0, false, true, None)
+    shard::open(ctx, key.as_bytes(), 0, false, true, None, false)
         .map(|s| s.id)
         .map_err(|r| lost_filter(name, r))
 }
@@ -143,8 +149,16 @@ pub fn open_filter<'c>(
     let mut out = BTreeMap::new();
     for i in shards {
         let key = shard_format::shard_key(name, i);
-        let s = shard::open(ctx, key.as_bytes(), i, write, true, Some(incarnation))
-            .map_err(|r| lost_filter(name, r))?;
+        let s = shard::open(
+            ctx,
+            key.as_bytes(),
+            i,
+            write,
+            true,
+            Some(incarnation),
+            false,
+        )
+        .map_err(|r| lost_filter(name, r))?;
         out.insert(i, s);
     }
     Ok(out)

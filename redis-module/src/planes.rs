@@ -23,10 +23,10 @@ use std::time::{Duration, SystemTime};
 
 use blockbloom::planes_in_place::{self as planes, LineBytes, PlanesCensus, ShardClock};
 use blockbloom::{ExpiryWindow, KeyHash};
-use blockbloom_redis::shard_format::{self, HEADER_BYTES, PLANES_HEAD_BYTES};
+use blockbloom_redis::shard_format::{self, read_clock, write_clock, MAX_EPOCH, PLANES_HEAD_BYTES};
 
 use crate::api::{Ctx, OK};
-use crate::commands::{refuse, OOM};
+use crate::commands::{refuse, unpack_hashes, OOM};
 use crate::shard::{self, Shard};
 
 /// The command a write is replicated as.
@@ -45,30 +45,6 @@ pub enum XOp {
     Apply,
 }
 
-/// The clock's words after the header: the window, then `ShardClock`'s four.
-fn clock_of(bytes: &[u8]) -> ShardClock {
-    let word = |i: usize| {
-        let at = HEADER_BYTES as usize + 8 * i;
-        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
-    };
-    ShardClock {
-        newest: word(1),
-        swept: word(2),
-        pass: word(3),
-        cursor: word(4),
-    }
-}
-
-fn set_clock(bytes: &mut [u8], c: &ShardClock) {
-    for (i, v) in [c.newest, c.swept, c.pass, c.cursor]
-        .into_iter()
-        .enumerate()
-    {
-        let at = HEADER_BYTES as usize + 8 * (i + 1);
-        bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
-    }
-}
-
 /// The time `nanos` after 1970.
 fn time(nanos: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos)
@@ -79,6 +55,14 @@ fn time(nanos: u64) -> SystemTime {
 fn epoch_for(window: &ExpiryWindow, nanos: u64, newest: u64) -> u64 {
     let latest = window.epoch_of(SystemTime::now() + planes::SKEW);
     window.epoch_of(time(nanos)).min(latest).max(newest)
+}
+
+/// The error reply for a damaged shard.
+fn damaged(ctx: &Ctx<'_>, key: &[u8], why: &str) -> c_int {
+    ctx.reply_error(&format!(
+        "ERR shard '{}' is damaged: {why}; delete the filter and create it again",
+        String::from_utf8_lossy(key)
+    ))
 }
 
 /// A digit string as a number.
@@ -116,7 +100,7 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
         return ctx.reply_error("ERR not a filter's shard key ({name.i}.bits)");
     };
     let write = op != XOp::Contains;
-    let mut sh = match shard::open_as(ctx, key, index, write, false, Some(incarnation), true) {
+    let mut sh = match shard::open(ctx, key, index, write, false, Some(incarnation), true) {
         Ok(s) => s,
         Err(r) => return refuse(ctx, r),
     };
@@ -124,10 +108,7 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
         Ok(w) => w,
         Err(e) => return ctx.reply_error(&format!("ERR the shard's window: {e}")),
     };
-    let hashes: Vec<u64> = packed
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
+    let hashes = unpack_hashes(packed);
     let probes = match hashes
         .iter()
         .map(|&h| place(&sh, h))
@@ -136,8 +117,12 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
         Ok(p) => p,
         Err(e) => return ctx.reply_error(&e),
     };
-    let clock = clock_of(sh.key.bytes());
+    let clock = match read_clock(sh.key.bytes()) {
+        Ok(c) => c,
+        Err(e) => return damaged(ctx, key, &e),
+    };
     let n = match op {
+        XOp::Apply if at > MAX_EPOCH => return ctx.reply_error("ERR an epoch no time has"),
         XOp::Apply => at.max(clock.newest),
         _ => epoch_for(&window, at, clock.newest),
     };
@@ -156,11 +141,8 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
         .iter()
         .find(|&&(line, _)| !planes::writable(&read(line), n))
     {
-        return ctx.reply_error(&format!(
-            "ERR shard '{}' line {line} holds an epoch after the shard's newest ({n}): the \
-             shard is damaged; delete the filter and create it again",
-            String::from_utf8_lossy(key)
-        ));
+        let why = format!("its line {line} holds an epoch after the shard's newest ({n})");
+        return damaged(ctx, key, &why);
     }
     let oom = ctx.out_of_memory();
     if oom
@@ -178,7 +160,7 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
                 .filter(|(_, &c)| c)
                 .flat_map(|(h, _)| h.to_le_bytes())
                 .collect();
-            let moved = clock_of(sh.key.bytes()) != clock;
+            let moved = read_clock(sh.key.bytes()).ok() != Some(clock);
             if op != XOp::Apply && (moved || !wrote.is_empty()) {
                 let mut head = sh.id.incarnation.to_vec();
                 head.extend(n.to_le_bytes());
@@ -222,7 +204,7 @@ fn apply(
     let (head, lines) = bytes.split_at_mut(PLANES_HEAD_BYTES as usize);
     let mut lines = LineBytes(lines);
     clock.advance(n, &mut lines);
-    set_clock(head, &clock);
+    write_clock(head, &clock);
     let (mut answers, mut changed) = (Vec::new(), Vec::new());
     for &(line, mask) in probes {
         let mut words = lines.read(line);
@@ -257,7 +239,7 @@ pub fn census(ctx: &Ctx<'_>) -> c_int {
     let Some(at) = number(ctx.arg(3)) else {
         return ctx.reply_error("ERR the time is nanoseconds since 1970, in digits");
     };
-    let sh = match shard::open_as(ctx, key, index, false, false, Some(ctx.arg(2)), true) {
+    let sh = match shard::open(ctx, key, index, false, false, Some(ctx.arg(2)), true) {
         Ok(s) => s,
         Err(r) => return refuse(ctx, r),
     };
@@ -266,7 +248,10 @@ pub fn census(ctx: &Ctx<'_>) -> c_int {
         Err(e) => return ctx.reply_error(&format!("ERR the shard's window: {e}")),
     };
     let bytes = sh.key.bytes();
-    let clock = clock_of(bytes);
+    let clock = match read_clock(bytes) {
+        Ok(c) => c,
+        Err(e) => return damaged(ctx, key, &e),
+    };
     let n = epoch_for(&window, at, clock.newest);
     let mut c = PlanesCensus::default();
     let lines = &bytes[PLANES_HEAD_BYTES as usize..];

@@ -37,22 +37,10 @@ impl From<String> for Refusal {
     }
 }
 
-/// Opens shard `key` (number `index`) of a plain filter to read or write, and checks its
-/// header: of incarnation `incarnation` where one is named.
+/// Opens shard `key` (number `index`) to read or write, and checks its header: of
+/// incarnation `incarnation` where one is named, a plain filter's shard or (`planes`) an
+/// expiring filter's in the planes layout; any other is refused.
 pub fn open<'c>(
-    ctx: &'c Ctx<'c>,
-    key: &[u8],
-    index: u64,
-    write: bool,
-    check_acl: bool,
-    incarnation: Option<&[u8]>,
-) -> Result<Shard<'c>, Refusal> {
-    open_as(ctx, key, index, write, check_acl, incarnation, false)
-}
-
-/// [`open`], for a plain filter's shard or (`planes`) an expiring filter's in the planes
-/// layout; any other is refused.
-pub fn open_as<'c>(
     ctx: &'c Ctx<'c>,
     key: &[u8],
     index: u64,

@@ -239,3 +239,48 @@ fn a_lost_shard_a_module_unloaded_and_a_filter_without_the_module() {
     assert_eq!(plain.insert_if_absent_many(&keys[..3]).unwrap(), [true; 3]);
     assert!(!plain.uses_module());
 }
+
+#[test]
+fn a_damaged_clock_line_or_an_absurd_epoch_is_refused_and_nothing_written() {
+    if !available() {
+        return;
+    }
+    let s = with_module(&[]);
+    let mut f = shared(&s.url(), "dmg", 2_000);
+    let keys = urls(0, 500);
+    f.insert_if_absent_many(&keys).unwrap();
+    let shard = "{dmg.0}.bits";
+    let mut c = s.conn();
+    let get =
+        |c: &mut redis::Connection| -> Vec<u8> { redis::cmd("GET").arg(shard).query(c).unwrap() };
+    // An epoch no time has, as a replicated write would carry it.
+    let mut head = f.incarnation().to_be_bytes().to_vec();
+    head.extend(u64::MAX.to_le_bytes());
+    let before = get(&mut c);
+    let e = redis::cmd("BB.SHARD.XAPPLY")
+        .arg(shard)
+        .arg(head)
+        .arg(vec![1u8; 8])
+        .query::<redis::Value>(&mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("epoch"), "{e}");
+    assert_eq!(get(&mut c), before);
+    // One byte of the newest epoch flipped: every call refused with the reason, no write.
+    let mut flipped = before.clone();
+    flipped[72] ^= 0x10;
+    let _: () = redis::cmd("SETRANGE")
+        .arg(shard)
+        .arg(72)
+        .arg(&flipped[72..73])
+        .query(&mut c)
+        .unwrap();
+    for r in [
+        f.insert_if_absent_many(&keys).map(drop),
+        f.contains_many(&keys).map(drop),
+        f.estimated_fpr().map(drop),
+    ] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("damaged"), "{e}");
+    }
+    assert_eq!(get(&mut c), flipped);
+}

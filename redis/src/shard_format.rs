@@ -1,6 +1,7 @@
 //! Not public API: a shard as the server module (`blockbloom-redis-module`) reads it, so
 //! that the shard format keeps one owner (`meta`). No stability promise.
 
+use blockbloom::planes_in_place::ShardClock;
 use blockbloom::Layout;
 
 pub use crate::estimates::Estimates;
@@ -15,6 +16,70 @@ pub const PLANES_HEAD_BYTES: u64 = crate::meta::PLANES_HEAD_BYTES;
 /// The version of the module's commands that this client speaks: `BB.VERSION` answers the
 /// module's, and a client uses the module only where they are equal.
 pub const MODULE_PROTOCOL: i64 = 2;
+
+/// Epochs above this are no time's (epochs are at least 250 ms: 2^64 ns is 2^37 of them).
+pub const MAX_EPOCH: u64 = 1 << 40;
+
+/// The clock line of an expiring filter's shard in the planes layout (bytes
+/// `HEADER_BYTES..PLANES_HEAD_BYTES`): the window, the [`ShardClock`]'s four words, and a
+/// checksum of the five (0 with the four at 0: a shard no write has used), little-endian.
+/// `Err` for a clock that is damaged (its checksum, or an epoch no time has).
+///
+/// ```
+/// use blockbloom::planes_in_place::ShardClock;
+/// use blockbloom_redis::shard_format::{read_clock, write_clock, PLANES_HEAD_BYTES};
+/// let mut shard = vec![0u8; PLANES_HEAD_BYTES as usize];
+/// assert_eq!(read_clock(&shard), Ok(ShardClock::default()));
+/// let c = ShardClock { newest: 9, swept: 10, pass: 0, cursor: 0 };
+/// write_clock(&mut shard, &c);
+/// assert_eq!(read_clock(&shard), Ok(c));
+/// shard[80] ^= 1;
+/// assert!(read_clock(&shard).is_err());
+/// ```
+///
+/// [`ShardClock`]: blockbloom::planes_in_place::ShardClock
+pub fn read_clock(shard: &[u8]) -> Result<ShardClock, String> {
+    let w = clock_words(shard).ok_or("the shard is cut short")?;
+    let c = ShardClock {
+        newest: w[1],
+        swept: w[2],
+        pass: w[3],
+        cursor: w[4],
+    };
+    let fresh = w[5] == 0 && c == ShardClock::default();
+    if !fresh && w[5] != clock_sum(&w) {
+        return Err("its clock line's checksum does not match (damaged)".into());
+    }
+    if [c.newest, c.swept, c.pass].iter().any(|&x| x > MAX_EPOCH) {
+        return Err("its clock line holds an epoch no time has (damaged)".into());
+    }
+    Ok(c)
+}
+
+/// Writes the clock `c` and its checksum into `shard`'s clock line (see [`read_clock`]).
+pub fn write_clock(shard: &mut [u8], c: &ShardClock) {
+    let mut w = clock_words(shard).expect("a planes shard's head");
+    w[1..5].copy_from_slice(&[c.newest, c.swept, c.pass, c.cursor]);
+    w[5] = clock_sum(&w);
+    for (i, v) in w.iter().enumerate().skip(1) {
+        let at = HEADER_BYTES as usize + 8 * i;
+        shard[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The clock line's first six words.
+fn clock_words(shard: &[u8]) -> Option<[u64; 6]> {
+    let line = shard.get(HEADER_BYTES as usize..HEADER_BYTES as usize + 48)?;
+    Some(core::array::from_fn(|i| {
+        u64::from_le_bytes(line[8 * i..8 * i + 8].try_into().expect("8 bytes"))
+    }))
+}
+
+/// The checksum of the window and the clock (never 0, the mark of a fresh clock).
+fn clock_sum(w: &[u64; 6]) -> u64 {
+    let bytes: Vec<u8> = w[..5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    xxhash_rust::xxh3::xxh3_64(&bytes).max(1)
+}
 
 /// What a shard's header says: who it belongs to and how keys are placed.
 #[derive(Clone)]
