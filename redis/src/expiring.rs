@@ -1,5 +1,5 @@
-//! [`RedisExpiringBloomFilter`]: an expiring filter shared through Redis, whose old
-//! generations the server itself frees.
+//! [`RedisExpiringBloomFilter`]: an expiring filter shared through Redis: the server
+//! module's expiring type (`planes.rs`), or generations the server itself frees.
 
 use std::hash::Hash;
 use std::time::{Duration, SystemTime};
@@ -15,35 +15,41 @@ pub(crate) const GENERATION_LINE_BYTES: u64 = 16;
 
 /// An expiring filter shared by every process that opens it by name, with the API of the
 /// local [`ExpiringBloomFilter`](blockbloom::ExpiringBloomFilter): a key is seen for
-/// `expire_after` after the insert that added it, and new again at most 25% later. Its
-/// epochs are quarter windows ([`ExpiryWindow::in_quarters`]) and its slots a counting
-/// filter's (`stamp_sizing` in `builder.rs`): not the local filter's planes, so the two
-/// answer alike for the same keys and times but for false positives and the slack after
-/// the window (a quarter of it here, a third and a second there).
+/// `expire_after` after the insert that added it. It is one of two kinds, chosen when it is
+/// created ([`uses_module`](Self::uses_module) says which):
 ///
-/// # How it is stored
-/// Each shard `{name.i}.bits` holds the header (as a plain filter's shard), the window,
-/// the newest epoch any call used, and which generations exist. The bits live in
-/// *generations*: `{name.i}.g.<epoch>` holds, for every line of the shard, one bit per
-/// slot, set for the keys inserted in that epoch. A generation is created by the first insert of its epoch, at its full
-/// length, with `PEXPIREAT` set to when no caller can read it any more (4 epochs plus the
-/// tolerated lag after its own, plus a second): **the server frees old generations
-/// itself**; no client sweeps. Keys of one shard share a hash slot (the `{name.i}` tag), so
-/// a Redis Cluster spreads the shards and each call's generations are on one node.
+/// * **The module's expiring type**, where every primary has `blockbloom-redis-module` (and
+///   [`RedisBuilder::use_module`] is on): each shard `{name.i}.bits` holds the header, a
+///   clock line (window, newest epoch, sweeps, a checksum) and the local filter's planes,
+///   line for line, set and tested in place by `BB.SHARD.X*`. The answers are those of an
+///   `ExpiringBloomFilter` of the same seed at the same times (false positives included),
+///   its memory the local filter's (2.79 bytes per key of capacity at 1%), and a key is new
+///   again at most ⅓ (W + 1 s) after its window; the server's clock + 1 s bounds a call's
+///   time. A server without the module is [`Error::ModuleMissing`] for it.
+/// * **Generations through the Functions**, elsewhere: epochs are quarter windows
+///   ([`ExpiryWindow::in_quarters`]) and slots a counting filter's, and a key is new again
+///   at most 25% after its window. Each shard holds the header, the window, the newest
+///   epoch any call used, and which generations exist; `{name.i}.g.<epoch>` holds, for
+///   every line of the shard, one bit per slot, set for the keys inserted in that epoch. A
+///   generation is created by the first insert of its epoch, at its full length, with
+///   `PEXPIREAT` set to when no caller can read it any more (4 epochs plus the tolerated
+///   lag after its own, plus a second): **the server frees old generations itself**; no
+///   client sweeps.
+///
+/// Keys of one shard share a hash slot (the `{name.i}` tag), so a Redis Cluster spreads the
+/// shards and each call's keys are on one node.
 ///
 /// # Guarantees
-/// As the local filter's (in quarter windows), on the server's single-threaded calls: a
-/// key is present if each
-/// of its slots is set in a generation of the last 4 epochs (or up to the lag ahead); a
-/// caller works in its own epoch or the shard's newest less the lag, whichever is later
-/// (time going backwards never forgets a key); each shard's check-and-set is one atomic
-/// function call, so of several processes inserting one new key, at most one is told it
-/// is new — across an epoch change too. **Lost state is detected**: a generation the shard
-/// says was created but that is missing or of another incarnation (an eviction, a restart
-/// without persistence, or a server clock more than a second ahead of the clients') makes
-/// the call fail with [`Error::StateLost`] and re-arms the filter, as for
-/// [`RedisBloomFilter`]. `create`/`open` refuse `allkeys-*` and `volatile-*` eviction
-/// policies (generations have a TTL).
+/// As the local filter's, on the server's single-threaded calls: time going backwards
+/// never forgets a key (a call works in the shard's newest epoch or its own, whichever is
+/// later); each shard's check-and-set is one command or function call, so of several
+/// processes inserting one new key, at most one is told it is new — across an epoch change
+/// and clocks a second apart too. **Lost state is detected**: a shard (or a generation the
+/// shard says was created) that is missing or of another incarnation (an eviction, a
+/// restart without persistence, or with generations a server clock more than a second
+/// ahead of the clients') makes the call fail with [`Error::StateLost`] and re-arms the
+/// filter, as for [`RedisBloomFilter`]; a damaged clock line is refused. `create`/`open`
+/// refuse `allkeys-*` and `volatile-*` eviction policies (generations have a TTL).
 ///
 /// ```no_run
 /// use blockbloom_redis::RedisExpiringBloomFilter;
@@ -54,7 +60,7 @@ pub(crate) const GENERATION_LINE_BYTES: u64 = 16;
 /// let mut seen = RedisExpiringBloomFilter::open_or_create(url, "crawl:fetched", 1_000_000, 0.01, 30 * day)?;
 /// assert_eq!(seen.insert_if_absent_many(&["https://a.example/", "https://a.example/"])?, [true, false]);
 /// assert!(seen.contains("https://a.example/")?);
-/// // With an explicit time (replaying a log, tests): forgotten 1.25 windows later.
+/// // With an explicit time (replaying a log, tests): forgotten by `forgotten_after`.
 /// let t = SystemTime::now();
 /// seen.insert_many_at(&["https://b.example/"], t)?;
 /// assert_eq!(seen.contains_many_at(&["https://b.example/"], t + 29 * day)?, [true]);
@@ -429,7 +435,7 @@ impl RedisExpiringBloomFilter {
     /// Example at [`RedisBuilder::arrival`].
     pub fn arrival(&self) -> Arrival {
         let m = &self.inner.meta;
-        let steady = crate::planes::expiring_lines(
+        let steady = crate::expiring_sizing::expiring_lines(
             m.planes,
             m.capacity,
             m.fpr,
@@ -560,22 +566,4 @@ impl RedisBuilder {
             requested: want.map_or("an expiring filter".into(), text),
         })
     }
-}
-
-/// The stamp lines and stamps per key of an expiring filter's generations, for `capacity`
-/// keys per window at `fpr`: a counting filter's sizing for the keys live at once, a window
-/// and the quarter after it at a steady rate (`1.25 × capacity`), twice the capacity in
-/// the worst burst. (The local filter's planes are sized otherwise: `blockbloom`'s
-/// `ExpiringBuilder::layout`.)
-pub(crate) fn stamp_sizing(
-    capacity: u64,
-    fpr: f64,
-    arrival: blockbloom::Arrival,
-) -> Result<(u64, u32)> {
-    let live = match arrival {
-        blockbloom::Arrival::Steady => capacity.saturating_add(capacity.div_ceil(4)),
-        blockbloom::Arrival::WorstBurst => capacity.saturating_mul(2),
-    };
-    let s = blockbloom::math::size_counting(live, fpr)?;
-    Ok((s.blocks, s.hashes))
 }

@@ -115,6 +115,7 @@ mod builder;
 mod error;
 mod estimates;
 mod expiring;
+mod expiring_sizing;
 mod expiring_two_step;
 mod front;
 mod local;

@@ -8,38 +8,17 @@ use std::hash::Hash;
 use std::time::{Duration, SystemTime};
 
 use blockbloom::planes_in_place::PlanesCensus;
-use blockbloom::{Arrival, ExpiringBloomFilter, Layout};
+use blockbloom::Layout;
 use redis::Value;
 
 use crate::meta::Meta;
 use crate::server::{Call, Op};
 use crate::{Error, RedisBloomFilter, RedisBuilder, RedisExpiringBloomFilter, Result};
 
-/// Lines and bits per key of an expiring filter for `capacity` keys per window `w` at
-/// `fpr`: the local filter's planes (`planes`), or the Functions' generations.
-pub(crate) fn expiring_lines(
-    planes: bool,
-    capacity: u64,
-    fpr: f64,
-    arrival: Arrival,
-    w: Duration,
-) -> Result<(u64, u32)> {
-    if !planes {
-        return crate::expiring::stamp_sizing(capacity, fpr, arrival);
-    }
-    let layout = ExpiringBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(fpr)
-        .arrival(arrival)
-        .expire_after(w)
-        .layout()?;
-    Ok((layout.num_lines(), layout.num_hashes()))
-}
-
 impl RedisBuilder {
     /// [`expiring_lines`] for this builder's filter.
     pub(crate) fn expiring_lines(&self, capacity: u64, w: Duration) -> Result<(u64, u32)> {
-        expiring_lines(self.planes, capacity, self.fpr, self.arrival, w)
+        crate::expiring_sizing::expiring_lines(self.planes, capacity, self.fpr, self.arrival, w)
     }
 
     /// This builder as the server `f` is connected to takes it: an expiring filter is

@@ -12,9 +12,10 @@ use crate::layout::PLANE_BITS;
 use crate::line::{DATA, LABEL_SHIFT, WORDS};
 use crate::KeyHash;
 
-pub use super::planes::SWEEP_MARGIN;
+/// Epochs past the last completed sweep before a label could read as live again.
+pub const SWEEP_MARGIN: u64 = super::planes::SWEEP_MARGIN;
 /// How far ahead of this machine's clock a call may move the newest epoch.
-pub use super::window::SKEW;
+pub const SKEW: std::time::Duration = super::window::SKEW;
 
 /// A line's words, little-endian in memory: word `i` is bytes `8i..8i + 8`.
 pub type LineWords = [u64; WORDS];

@@ -131,7 +131,7 @@ pub(crate) fn epoch_of(q: usize, l: u64, newest: u64) -> Option<u64> {
 /// sweep left could alias: a pass for epoch `p` leaves words of epochs `p − 3` and later,
 /// and a word of epoch `x` would read as live again at `x + 56` (its label and plane come
 /// round every 60 epochs, and a caller reads `n + 4` as live). One epoch to spare.
-pub const SWEEP_MARGIN: u64 = 52;
+pub(crate) const SWEEP_MARGIN: u64 = 52;
 
 /// What the sweep for epoch `target` leaves of word `v` of plane `q` when the newest epoch
 /// is `newest` (read after the word): `v`, or 0 if its epoch is dead for every caller in

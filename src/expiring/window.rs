@@ -19,7 +19,7 @@ use crate::Error;
 /// fit in the epochs after the key's own, which may have begun just before its insert.
 pub(crate) const GENERATIONS: u64 = super::planes::PLANES - 1;
 /// Clock difference tolerated between callers of one filter (threads, processes, hosts).
-pub const SKEW: Duration = Duration::from_secs(1);
+pub(crate) const SKEW: Duration = Duration::from_secs(1);
 
 /// A window's epochs: their length and the tolerances that follow from it — the clock
 /// arithmetic every copy of an [`ExpiringBloomFilter`](crate::ExpiringBloomFilter) shares
