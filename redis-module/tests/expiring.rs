@@ -284,3 +284,46 @@ fn a_damaged_clock_line_or_an_absurd_epoch_is_refused_and_nothing_written() {
     }
     assert_eq!(get(&mut c), flipped);
 }
+
+#[test]
+fn a_cluster_with_the_module_holds_the_expiring_type_across_its_nodes() {
+    if !available() {
+        return;
+    }
+    let so = support::module_path();
+    let nodes = support::common::cluster_with(None, &["--loadmodule", &so]);
+    let capacity = 20_000;
+    let mut f = RedisExpiringBloomFilter::builder(&nodes[0].url(), "xc")
+        .capacity(capacity)
+        .expire_after(WINDOW)
+        .seed(SEED)
+        .shard_bytes(4096)
+        .cluster()
+        .create_expiring()
+        .unwrap();
+    assert!(f.uses_module() && f.num_shards() > 10);
+    let l = local(capacity);
+    let keys = urls(0, 30_000);
+    for (round, t) in times().into_iter().enumerate().step_by(4) {
+        let batch = &keys[(round * 1_000) % 20_000..][..10_000];
+        let want: Vec<bool> = batch.iter().map(|k| l.insert_if_absent_at(k, t)).collect();
+        assert_eq!(
+            f.insert_if_absent_many_at(batch, t).unwrap(),
+            want,
+            "round {round}"
+        );
+    }
+    // The shards are spread: each node holds some, and together every one.
+    let per_node: Vec<usize> = nodes
+        .iter()
+        .map(|s| {
+            let k: Vec<String> = redis::cmd("KEYS")
+                .arg("{xc.*")
+                .query(&mut s.conn())
+                .unwrap();
+            k.len()
+        })
+        .collect();
+    assert!(per_node.iter().all(|&n| n > 0), "{per_node:?}");
+    assert_eq!(per_node.iter().sum::<usize>() as u64, f.num_shards());
+}

@@ -167,7 +167,7 @@ fn main() {
             }));
             // One call at a time in as many bytes as the expiring filter: its footprint's
             // cost out of cache, `_at`'s floor there.
-            let g = BloomFilter::with_capacity((be / bp * capacity as f64) as u64, 0.01).unwrap();
+            let g = plain_in_bytes(capacity, e.memory_bytes());
             plain_as_exp.push(per_call(&mut || {
                 black_box(plain_loop(&g, &links));
             }));
@@ -240,6 +240,14 @@ fn links_of(capacity: u64, crawl: bool) -> Vec<String> {
     ids.iter().map(|&i| url(i)).collect()
 }
 
+/// The plain filter at 1% in about `bytes` (sized for proportionally more keys than
+/// `capacity`, the plain filter's bytes per key being the same at every size).
+fn plain_in_bytes(capacity: u64, bytes: usize) -> BloomFilter {
+    let one = BloomFilter::with_capacity(capacity, 0.01).unwrap();
+    let per_key = one.memory_bytes() as f64 / capacity as f64;
+    BloomFilter::with_capacity((bytes as f64 / per_key) as u64, 0.01).unwrap()
+}
+
 /// The Age-Partitioned Bloom Filter (`blockbloom_bench::apbf`, its least memory at 1%)
 /// beside the expiring and the plain filter: bits per key of the window, its rate measured
 /// at its worst moment (steady arrival, the ring about to turn), and ns per call on the
@@ -249,6 +257,7 @@ fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
     println!("\nthe Age-Partitioned Bloom Filter (APBF), 1%, one thread, ns per call:\n");
     println!("| capacity | APBF k, l | bits/key APBF | expiring | plain | APBF rate at its worst moment | expiring rate at its worst moment (estimated) | `insert_if_absent` APBF | expiring `_at` | plain | APBF / expiring | `contains` member APBF | expiring | non-member APBF | expiring | APBF / expiring (members, non-members) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut equal_memory = Vec::new();
     for &capacity in capacities {
         let links = links_of(capacity, crawl);
         let probes: Vec<String> = (0..1_000_000)
@@ -263,6 +272,10 @@ fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
         let t = SystemTime::now();
         let (mut ai, mut ei, mut pi) = (vec![], vec![], vec![]);
         let (mut am, mut em, mut an, mut en) = (vec![], vec![], vec![], vec![]);
+        // The APBF given the expiring filter's bytes, and the plain filter's member query
+        // in those bytes (one line's cache miss: the floor of a one-line query).
+        let (mut qi, mut qm, mut qn, mut pm) = (vec![], vec![], vec![], vec![]);
+        let ours_bytes = expiring(capacity).memory_bytes();
         for _ in 0..reps {
             let a = Apbf::new(capacity, 0.01);
             ai.push(per_call(links.len(), &mut || {
@@ -298,6 +311,21 @@ fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
             pi.push(per_call(links.len(), &mut || {
                 black_box(plain_loop(&p, &links));
             }));
+            let q = Apbf::with_bytes(capacity, 0.01, ours_bytes);
+            qi.push(per_call(links.len(), &mut || {
+                black_box(links.iter().filter(|u| q.insert_if_absent(u)).count());
+            }));
+            qm.push(per_call(members.len(), &mut || {
+                black_box(members.iter().filter(|u| q.contains(u)).count());
+            }));
+            qn.push(per_call(probes.len(), &mut || {
+                black_box(probes.iter().filter(|u| q.contains(u)).count());
+            }));
+            let same = plain_in_bytes(capacity, ours_bytes);
+            plain_loop(&same, &links);
+            pm.push(per_call(members.len(), &mut || {
+                black_box(members.iter().filter(|u| same.contains(u.as_str())).count());
+            }));
         }
         // The worst moment: four windows of steady arrival, then the generation's last key.
         let a = Apbf::new(capacity, 0.01);
@@ -321,6 +349,25 @@ fn apbf_rows(capacities: &[u64], reps: usize, crawl: bool) {
             am / em,
             an / en,
         );
+        let q = Apbf::with_bytes(capacity, 0.01, ours_bytes);
+        (0..4 * q.window() + g - 1).for_each(|i| q.insert(&format!("https://in.example/{i}")));
+        let q_rate = probes.iter().filter(|u| q.contains(u)).count() as f64 / probes.len() as f64;
+        let (qi, qm, qn, pm) = (median(qi), median(qm), median(qn), median(pm));
+        equal_memory.push(format!(
+            "| {capacity} | {:.1} | {:.3}% | {qi:.1} ×{:.2} | {qm:.1} ×{:.2} | {qn:.1} ×{:.2} | {pm:.1} (expiring ×{:.2}) |",
+            bits(q.bytes()),
+            100.0 * q_rate,
+            qi / ei,
+            qm / em,
+            qn / en,
+            em / pm,
+        ));
+    }
+    println!("\nthe APBF given the expiring filter's bytes (its rate lower than 1%), ns per call and APBF / expiring; and the plain filter's member `contains` in those bytes, the floor of a one-line query:\n");
+    println!("| capacity | bits/key APBF | its rate at its worst moment | `insert_if_absent` | `contains` member | non-member | plain `contains` member, expiring's bytes |");
+    println!("|---|---|---|---|---|---|---|");
+    for row in equal_memory {
+        println!("{row}");
     }
 }
 

@@ -81,9 +81,24 @@ impl Apbf {
         Apbf::with_params(k, l, (capacity as usize).div_ceil(l))
     }
 
+    /// [`new`](Self::new)'s `k` and `l`, given `bytes` of bits in all (at least its least
+    /// memory): a filter of equal memory to another, at a lower rate than `fpr`.
+    pub fn with_bytes(capacity: u64, fpr: f64, bytes: usize) -> Apbf {
+        let (k, l) = least_memory(fpr);
+        let g = (capacity as usize).div_ceil(l);
+        let least = ((k * g) as f64 / std::f64::consts::LN_2).ceil() as u64;
+        let m = (bytes as u64 * 8 / (k + l) as u64).max(least);
+        Apbf::with_slice_bits(k, l, g, m)
+    }
+
     /// `k + l` slices for generations of `g` keys.
     pub fn with_params(k: usize, l: usize, g: usize) -> Apbf {
         let m = ((k * g) as f64 / std::f64::consts::LN_2).ceil() as u64;
+        Apbf::with_slice_bits(k, l, g, m)
+    }
+
+    /// `k + l` slices of `m` bits for generations of `g` keys.
+    fn with_slice_bits(k: usize, l: usize, g: usize, m: u64) -> Apbf {
         let words = m.div_ceil(64) as usize;
         let slices = k + l;
         Apbf {
