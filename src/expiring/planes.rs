@@ -11,7 +11,7 @@
 //! protocol of `insert_if_absent` and its proof are at
 //! [`ExpiringBloomFilter::insert_if_absent_at`](crate::ExpiringBloomFilter::insert_if_absent_at).
 
-use crate::line::{Line, PlaneClaim, WORDS};
+use crate::line::{Line, PlaneClaim, DATA, LABEL_SHIFT, WORDS};
 use crate::sync::{seq_cst_order, AtomicU64, Ordering::SeqCst};
 
 /// Planes per line: the epochs a key is seen in (its own and `window::GENERATIONS` after
@@ -30,8 +30,14 @@ const CYCLE: u64 = LABELS * PLANES;
 
 /// For each epoch mod [`CYCLE`], its plane, label and live labels ([`PlaneEpoch::at`]):
 /// tabled once, so that a call looks its epoch up instead of dividing eight times.
-static VIEWS: [(usize, u64, [[u64; 2]; PLANES as usize]); CYCLE as usize] = {
-    let mut views = [(0, 0, [[0; 2]; PLANES as usize]); CYCLE as usize];
+#[allow(clippy::type_complexity)]
+static VIEWS: [(
+    usize,
+    u64,
+    [[u64; 2]; PLANES as usize],
+    [[u64; 2]; PLANES as usize],
+); CYCLE as usize] = {
+    let mut views = [(0, 0, [[0; 2]; PLANES as usize], [[0; 2]; PLANES as usize]); CYCLE as usize];
     let mut m = 0;
     while m < CYCLE {
         let mut q = 0;
@@ -40,6 +46,10 @@ static VIEWS: [(usize, u64, [[u64; 2]; PLANES as usize]); CYCLE as usize] = {
             let back = (m + PLANES - q) % PLANES;
             let x = (m + CYCLE - back) % CYCLE;
             views[m as usize].2[q as usize] = [label(x), label(x + PLANES)];
+            views[m as usize].3[q as usize] = [
+                label(x) << LABEL_SHIFT | DATA,
+                label(x + PLANES) << LABEL_SHIFT | DATA,
+            ];
             q += 1;
         }
         views[m as usize].0 = (m % PLANES) as usize;
@@ -59,6 +69,8 @@ pub(crate) struct PlaneEpoch {
     /// For each plane, its live label (the epoch of `n − 3 ..= n` it holds) and the label
     /// of the epoch four later (`n + 1 ..= n + 4`: live if written, a newer caller's).
     pub(crate) live: &'static [[u64; 2]; PLANES as usize],
+    /// The same labels as words to compare with: the label over all-ones data.
+    want: &'static [[u64; 2]; PLANES as usize],
 }
 
 impl PlaneEpoch {
@@ -66,12 +78,13 @@ impl PlaneEpoch {
     /// of the epoch four later.
     #[inline(always)]
     pub(crate) fn at(n: u64) -> PlaneEpoch {
-        let (plane, label, ref live) = VIEWS[(n % CYCLE) as usize];
+        let (plane, label, ref live, ref want) = VIEWS[(n % CYCLE) as usize];
         PlaneEpoch {
             n,
             plane,
             label,
             live,
+            want,
         }
     }
 
@@ -87,11 +100,19 @@ impl PlaneEpoch {
     #[inline(always)]
     pub(crate) fn holds(&self, words: &[u64; WORDS], mask: [u64; 2], after: Option<u64>) -> bool {
         if after.is_none() {
-            // Every plane tested, no branch on which holds the key (a repeat's plane is
-            // any of the four: an early exit would be mispredicted).
+            // `Line::plane_holds` for every plane, no branch on which holds the key (a
+            // repeat's plane is any of the four: an early exit would be mispredicted). A word
+            // XORed with `want` (a live label over all-ones data) is zero in the bits `test`
+            // keeps where it holds the key: its label bits if the key touches the word, and
+            // the key's bits in it. (A mask is never empty, and live labels never 0.)
+            let label_bits = |m: u64| if m != 0 { !DATA } else { 0 };
+            let test = [label_bits(mask[0]) | mask[0], label_bits(mask[1]) | mask[1]];
             let mut held = false;
             for q in 0..PLANES as usize {
-                held |= Line::plane_holds(words, q, mask, self.live[q]);
+                let (a, b) = (words[2 * q], words[2 * q + 1]);
+                for want in self.want[q] {
+                    held |= ((a ^ want) & test[0]) | ((b ^ want) & test[1]) == 0;
+                }
             }
             return held;
         }
@@ -327,6 +348,61 @@ mod tests {
                 assert!(e.replaceable(q, 0));
             }
         }
+    }
+
+    /// `holds`' word arithmetic is `Line::plane_holds` over the four planes: random lines
+    /// (labels live, newer, dead or empty; bits dense or sparse) and masks in one word or both.
+    #[test]
+    fn holds_is_plane_holds_in_every_plane() {
+        use crate::line::LABEL_SHIFT;
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let (mut held, mut checked) = (0, 0);
+        for _ in 0..200_000 {
+            let n = 100 + next() % 120;
+            let e = PlaneEpoch::at(n);
+            let words: [u64; WORDS] = core::array::from_fn(|i| {
+                let l = match next() % 4 {
+                    0 => 0,
+                    1 => e.live[i / 2][0],
+                    2 => e.live[i / 2][1],
+                    _ => label(n + 7),
+                };
+                let bits = if next() % 2 == 0 {
+                    next() | next()
+                } else {
+                    next() & next()
+                };
+                l << LABEL_SHIFT | bits & crate::line::DATA
+            });
+            let mut mask = [next() & next() & next() & crate::line::DATA, 0];
+            mask[1] = next() & next() & next() & crate::line::DATA;
+            match next() % 3 {
+                0 => mask[0] = 0,
+                1 => mask[1] = 0,
+                _ => {}
+            }
+            if mask == [0, 0] {
+                continue;
+            }
+            let want = (0..PLANES as usize).any(|q| Line::plane_holds(&words, q, mask, e.live[q]));
+            assert_eq!(
+                e.holds(&words, mask, None),
+                want,
+                "{words:x?} {mask:x?} n {n}"
+            );
+            held += usize::from(want);
+            checked += 1;
+        }
+        assert!(
+            held > checked / 20 && held < checked / 2,
+            "{held} of {checked}"
+        );
     }
 
     #[test]
