@@ -13,7 +13,8 @@
 //! live at once (the old stamps' worst burst), before any information about their ages:
 //! its batches' time and its bytes per key of the window.
 //! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
-//! filter (its footprint's cost out of cache). Beside the batches, the plain filter's
+//! filter (its footprint's cost out of cache), and the same with a `SystemTime` turned into
+//! nanoseconds per call as `_at` must (`_at`'s floor). Beside the batches, the plain filter's
 //! batches in as many bytes as the expiring filter:
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
@@ -121,7 +122,7 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes; with `_at`'s time conversion (`_at`'s floor) | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &capacity in &capacities {
         let links = links_of(capacity, crawl);
@@ -133,7 +134,7 @@ fn main() {
         };
         let strs: Vec<&str> = links.iter().map(String::as_str).collect();
         let (mut plain, mut exp, mut exp_at, mut clock) = (vec![], vec![], vec![], vec![]);
-        let mut plain_as_exp = vec![];
+        let (mut plain_as_exp, mut at_floor) = (vec![], vec![]);
         let (mut floor, mut coarse) = (vec![], vec![]);
         let (mut plain_batch, mut exp_batch) = (vec![], vec![]);
         let (mut plain2_batch, mut plain_as_exp_batch) = (vec![], vec![]);
@@ -171,6 +172,14 @@ fn main() {
             plain_as_exp.push(per_call(&mut || {
                 black_box(plain_loop(&g, &links));
             }));
+            // And with the `SystemTime` of `_at` turned into nanoseconds per call, as `_at`
+            // must: `_at`'s floor.
+            let g = plain_in_bytes(capacity, e.memory_bytes());
+            at_floor.push(per_call(&mut || {
+                black_box(plain_clock_loop(&g, &links, || {
+                    black_box(t).duration_since(std::time::UNIX_EPOCH)
+                }));
+            }));
             // The plain filter's batches in a filter sized for `keys`, with huge pages by
             // default (once dense) or from the start.
             let plain_batches = |keys: u64, huge: Option<bool>| {
@@ -205,17 +214,22 @@ fn main() {
         let (p, e, a) = (median(plain), median(exp), median(exp_at));
         let (pb, eb, c) = (median(plain_batch), median(exp_batch), median(clock));
         let (fl, fc, pb2) = (median(floor), median(coarse), median(plain2_batch));
-        let (pbe, pe) = (median(plain_as_exp_batch), median(plain_as_exp));
+        let (pbe, pe, paf) = (
+            median(plain_as_exp_batch),
+            median(plain_as_exp),
+            median(at_floor),
+        );
         let (pbh, ebs) = (median(plain_huge_batch), median(exp_small_batch));
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}); {paf:.1} (`_at` ×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
             a / pe,
+            a / paf,
             eb / pb,
             pb2 / pb,
             pbe / pb,
