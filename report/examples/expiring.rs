@@ -13,8 +13,9 @@
 //! live at once (the old stamps' worst burst), before any information about their ages:
 //! its batches' time and its bytes per key of the window.
 //! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
-//! filter (its footprint's cost out of cache), and the same with a `SystemTime` turned into
-//! nanoseconds per call as `_at` must (`_at`'s floor). Beside the batches, the plain filter's
+//! filter (its footprint's cost out of cache: `_at`'s floor), and the same with a
+//! `SystemTime` turned into nanoseconds per call (what `_at` pays for a time outside the
+//! newest epoch's remembered bounds). Beside the batches, the plain filter's
 //! batches in as many bytes as the expiring filter:
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
@@ -122,7 +123,7 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes; with `_at`'s time conversion (`_at`'s floor) | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &capacity in &capacities {
         let links = links_of(capacity, crawl);
@@ -172,8 +173,8 @@ fn main() {
             plain_as_exp.push(per_call(&mut || {
                 black_box(plain_loop(&g, &links));
             }));
-            // And with the `SystemTime` of `_at` turned into nanoseconds per call, as `_at`
-            // must: `_at`'s floor.
+            // And with a `SystemTime` turned into nanoseconds per call (what `_at` pays for
+            // a time outside the newest epoch's remembered bounds).
             let g = plain_in_bytes(capacity, e.memory_bytes());
             at_floor.push(per_call(&mut || {
                 black_box(plain_clock_loop(&g, &links, || {

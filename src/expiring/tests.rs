@@ -504,3 +504,37 @@ fn the_steady_planes_take_22_2_bits_per_key_at_1_percent() {
         Error::InvalidFpr(_)
     ));
 }
+
+/// `epoch_at` remembers the newest epoch's bounds per thread: its epoch is `t`'s own
+/// arithmetic's for times on both sides of every bound, with two filters of other epoch
+/// lengths taking turns on the thread and the newest epoch moving on.
+#[test]
+fn the_remembered_epoch_bounds_give_every_time_its_epoch() {
+    let (a, b) = (
+        filter(Duration::from_secs(2), 1000, 0.01),
+        filter(Duration::from_secs(5), 1000, 0.01),
+    );
+    let start = SystemTime::now() - Duration::from_secs(3600);
+    for step in 0..400u64 {
+        for f in [&a, &b] {
+            let e = f.epoch().as_nanos() as u64;
+            // Around a bound of an epoch after the filter's newest, then inside it.
+            let base = t0(f, 0).max(start) + Duration::from_nanos(step / 2 * e);
+            let bound = UNIX_EPOCH + f.window.start_of(f.window.epoch_of(base) + 1);
+            for t in [
+                bound - Duration::from_nanos(1),
+                bound,
+                bound + Duration::from_nanos(1),
+                bound + Duration::from_nanos(e / 2),
+                bound - Duration::from_nanos(e),
+            ] {
+                let want = f
+                    .window
+                    .epoch_of(t)
+                    .max(f.clock(NEWEST).load(std::sync::atomic::Ordering::SeqCst));
+                assert_eq!(f.epoch_at(t).n, want, "step {step}");
+                f.insert_at(&step, t);
+            }
+        }
+    }
+}

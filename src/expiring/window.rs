@@ -105,6 +105,12 @@ impl ExpiryWindow {
         self.expire_after.as_nanos() as u64
     }
 
+    /// The epoch length in nanoseconds.
+    #[inline(always)]
+    pub(crate) fn nanos_per_epoch(&self) -> u64 {
+        self.epoch_nanos
+    }
+
     /// The epoch length.
     ///
     /// Example at [`ExpiryWindow`].
