@@ -28,6 +28,21 @@ use blockbloom_redis::RedisBloomFilter;
 
 type Failure = Box<dyn std::error::Error>;
 
+/// [`get`], tried again up to three times after a network error (a server whose queue
+/// of connections is full resets them, as Scrapy's retries also meet).
+fn get_retrying(url: &url::Url) -> Result<(u16, String, Vec<u8>), Failure> {
+    let mut tries = 0;
+    loop {
+        match get(url) {
+            Err(e) if tries < 3 && e.downcast_ref::<std::io::Error>().is_some() => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50 * tries));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Status, `Content-Type` and body of `GET url` (HTTP/1.0, so the body ends with the
 /// connection).
 fn get(url: &url::Url) -> Result<(u16, String, Vec<u8>), Failure> {
@@ -127,7 +142,7 @@ fn main() -> Result<(), Failure> {
     let (mut pages, mut offered) = (0u64, 0u64);
     while let Some(page) = frontier.pop_front() {
         std::thread::sleep(std::time::Duration::from_millis(delay)); // politeness
-        let (status, content_type, body) = get(&page)?;
+        let (status, content_type, body) = get_retrying(&page)?;
         writeln!(fetched, "{page}")?;
         pages += 1;
         if status != 200 || !content_type.starts_with("text/html") {
