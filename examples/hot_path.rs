@@ -3,7 +3,7 @@
 //! the batch API; `none` only builds the keys, as the baseline to subtract. `expiring`,
 //! `expiring_at` and `expiring_batch` run `insert_if_absent`, `insert_if_absent_at` and
 //! `insert_if_absent_many` on an [`ExpiringBloomFilter`] of a 30-day window sized for the
-//! stream.
+//! stream; `contains` and `expiring_contains` query the stream.
 //!
 //! ```sh
 //! cargo build --release --example hot_path
@@ -58,9 +58,16 @@ fn main() {
                 .count()
         }
         "expiring_batch" => batched(&keys, &mut out, |c, o| e.insert_if_absent_many(c, o)),
+        // contains_at on the same stream, after one insert (to start the newest epoch;
+        // branch-free as contains).
+        "expiring_contains" => {
+            let t = SystemTime::now();
+            e.insert_at("https://example.com/", t);
+            keys.iter().filter(|k| e.contains_at(k.as_str(), t)).count()
+        }
         other => {
             eprintln!(
-                "usage: hot_path [none|single|batch|contains|expiring|expiring_at|expiring_batch] (got {other})"
+                "usage: hot_path [none|single|batch|contains|expiring|expiring_at|expiring_batch|expiring_contains] (got {other})"
             );
             std::process::exit(2);
         }

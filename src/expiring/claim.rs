@@ -6,6 +6,7 @@ use super::planes::{self, PlaneEpoch};
 use super::{ExpiringBloomFilter, NEWEST};
 use crate::layout::plane_mask;
 use crate::line::Line;
+use crate::storage::{prefetch_read, prefetch_write};
 
 impl ExpiringBloomFilter {
     /// The lines of the keys (all but the clock line).
@@ -18,6 +19,19 @@ impl ExpiringBloomFilter {
     #[inline(always)]
     pub(super) fn line_of(&self, h: u64) -> &Line {
         &self.key_lines()[self.layout.locate::<9>(h).0]
+    }
+
+    /// The hash of `key`, its line's fetch started (a prefetch, for writing if `write`): one
+    /// call's cache miss then overlaps its clock, epoch and mask instead of following them.
+    #[inline(always)]
+    pub(super) fn hash_fetching<K: core::hash::Hash + ?Sized>(&self, key: &K, write: bool) -> u64 {
+        let h = self.layout.hasher.hash(key);
+        if write {
+            prefetch_write(self.line_of(h));
+        } else {
+            prefetch_read(self.line_of(h));
+        }
+        h
     }
 
     /// `contains` of the key hashed to `h`, in epoch `e`: whether a live plane holds every

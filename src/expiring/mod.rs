@@ -211,7 +211,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_in(self.layout.hasher.hash(key), &self.epoch_now())
+        self.contains_in(self.hash_fetching(key, false), &self.epoch_now())
     }
 
     /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
@@ -219,7 +219,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.contains_in(self.layout.hasher.hash(key), &self.epoch_at(t))
+        self.contains_in(self.hash_fetching(key, false), &self.epoch_at(t))
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
@@ -227,7 +227,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_in(self.layout.hasher.hash(key), &self.epoch_now())
+        self.insert_in(self.hash_fetching(key, true), &self.epoch_now())
     }
 
     /// Inserts `key` at `t`: it is seen until `t + expire_after` at least, even if it was
@@ -235,7 +235,7 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
-        self.insert_in(self.layout.hasher.hash(key), &self.epoch_at(t))
+        self.insert_in(self.hash_fetching(key, true), &self.epoch_at(t))
     }
 
     /// Inserts `key` if it was not seen within the window, now:
@@ -244,7 +244,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_now())
+        self.insert_if_absent_in(self.hash_fetching(key, true), &self.epoch_now())
     }
 
     /// Inserts `key` at `t` and returns `true` if it was not seen within the window (fetch
@@ -300,7 +300,7 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.insert_if_absent_in(self.layout.hasher.hash(key), &self.epoch_at(t))
+        self.insert_if_absent_in(self.hash_fetching(key, true), &self.epoch_at(t))
     }
 
     /// Which line holds each key (the line of [`Layout::probe`]; the clock line is not

@@ -1,4 +1,5 @@
-//! Cache prefetch hints for the batched operations.
+//! Cache prefetch hints: the batched operations fetch the lines of keys ahead; one
+//! expiring call fetches its own line before it reads the clock.
 
 /// Hints the CPU to fetch the cache line holding `*block` for reading. A no-op where we have no stable
 /// prefetch intrinsic (anything but x86-64) and under loom.
