@@ -38,6 +38,11 @@ impl Lines {
     pub fn fetch_or(&self, i: usize, w: usize, bits: u64) -> u64 {
         self.0[i].word(w).fetch_or(bits, Relaxed)
     }
+    /// Word `w` of line `i` (a relaxed load).
+    #[inline(always)]
+    pub fn load(&self, i: usize, w: usize) -> u64 {
+        self.0[i].word(w).load(Relaxed)
+    }
     /// The same OR as a plain load and store (not an atomic read-modify-write: a
     /// concurrent OR into the word can be lost). What a non-atomic filter does; the
     /// report measures it to price the `lock` prefix of `fetch_or`.

@@ -15,7 +15,8 @@
 //! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
 //! filter (its footprint's cost out of cache: `_at`'s floor), and the same with a
 //! `SystemTime` turned into nanoseconds per call (what `_at` pays for a time outside the
-//! newest epoch's remembered bounds). Beside the batches, the plain filter's
+//! newest epoch's remembered bounds); and the bare one-line access, the least any one-line
+//! filter does (hash, then one word loaded or `fetch_or`ed) in either filter's bytes. Beside the batches, the plain filter's
 //! batches in as many bytes as the expiring filter:
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
@@ -33,7 +34,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime};
 
-use blockbloom::__bench::{coarse_clock_nanos, coarse_clock_resolution};
+use blockbloom::__bench::{coarse_clock_nanos, coarse_clock_resolution, Lines};
 use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
 use blockbloom_bench::apbf::Apbf;
 use blockbloom_workload::{crawl_stream, dup_stream, url};
@@ -123,8 +124,8 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &capacity in &capacities {
         let links = links_of(capacity, crawl);
         let n = links.len() as f64;
@@ -141,6 +142,8 @@ fn main() {
         let (mut plain2_batch, mut plain_as_exp_batch) = (vec![], vec![]);
         let (mut plain_huge_batch, mut exp_small_batch) = (vec![], vec![]);
         let (mut bp, mut be) = (0.0, 0.0);
+        let mut bare = vec![];
+        let new = first_sightings(&links);
         for _ in 0..reps {
             let f = BloomFilter::with_capacity(capacity, 0.01).unwrap();
             black_box(plain_loop(&f, &links));
@@ -173,6 +176,10 @@ fn main() {
             plain_as_exp.push(per_call(&mut || {
                 black_box(plain_loop(&g, &links));
             }));
+            // The least any one-line filter does one call at a time: hash the key, then
+            // one line's load (a repeat) or `fetch_or` (a new key), in each size.
+            let c = capacity as f64;
+            bare.push((bare_access(&links, &new, bp * c), bare_access(&links, &new, be * c)));
             // And with a `SystemTime` turned into nanoseconds per call (what `_at` pays for
             // a time outside the newest epoch's remembered bounds).
             let g = plain_in_bytes(capacity, e.memory_bytes());
@@ -221,16 +228,19 @@ fn main() {
             median(at_floor),
         );
         let (pbh, ebs) = (median(plain_huge_batch), median(exp_small_batch));
+        let bare_plain = median(bare.iter().map(|b| b.0).collect());
+        let bare_exp = median(bare.iter().map(|b| b.1).collect());
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}); {paf:.1} (`_at` ×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}); {paf:.1} (`_at` ×{:.2}) | {bare_plain:.1}, {bare_exp:.1} (×{:.2} of plain) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
             a / pe,
             a / paf,
+            bare_exp / p,
             eb / pb,
             pb2 / pb,
             pbe / pb,
@@ -243,6 +253,37 @@ fn main() {
     coarse_clock_lag();
     one_line_fingerprint_bound();
     apbf_rows(&capacities, reps, crawl);
+}
+
+/// Whether each URL of `links` is its first sighting (a new key).
+fn first_sightings(links: &[String]) -> Vec<bool> {
+    let mut seen = std::collections::HashSet::new();
+    links.iter().map(|u| seen.insert(u.as_str())).collect()
+}
+
+/// ns per URL of the least a one-line filter does one call at a time, in `bytes` allocated
+/// as a filter's: the key hashed as the filters hash it, then a load
+/// of one word of its line for a repeat, one `fetch_or` for a new key; no mask, no test.
+fn bare_access(links: &[String], new: &[bool], bytes: f64) -> f64 {
+    let lines = (bytes / 64.0) as usize;
+    let arr = Lines::new(lines, true).expect("allocation");
+    for i in (0..lines).step_by(64) {
+        arr.fetch_or(i, 0, 1); // every page touched, as in a filled filter
+    }
+    let hasher = BloomFilter::with_capacity(1000, 0.01).unwrap();
+    let t = Instant::now();
+    let mut acc = 0u64;
+    for (u, &is_new) in links.iter().zip(new) {
+        let h = hasher.key_hash(u.as_str()).to_bits();
+        let (i, w) = (((h as u128 * lines as u128) >> 64) as usize, (h & 7) as usize);
+        acc ^= if is_new {
+            arr.fetch_or(i, w, 1 << (h >> 58))
+        } else {
+            arr.load(i, w)
+        };
+    }
+    black_box(acc);
+    t.elapsed().as_nanos() as f64 / links.len() as f64
 }
 
 /// The stream of a run: `2 · capacity` URLs with 50% repeats, or a crawl's links.
