@@ -431,11 +431,16 @@ fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
     Ok(())
 }
 
-/// The bits of a plane per key and the `k` that keep the expiring filter's rate at `fpr`
-/// with `full` planes full (the sizing search of the other filters, remembered as theirs:
-/// loom's models build a filter per execution).
+/// The bits of a plane per key and the `k` that keep the expiring filter's rate at or under
+/// `fpr` with `full` planes full: its expected rate there is [`planes::SIZED_SHARE`] of
+/// `fpr` (the sizing search of the other filters, remembered as theirs: loom's models build
+/// a filter per execution).
 pub(crate) fn planes_params(fpr: f64, full: u32) -> Result<(f64, u32), Error> {
-    params_for(fpr, Rate::Planes(full))
+    check(1, fpr)?;
+    params_for(fpr * planes::SIZED_SHARE, Rate::Planes(full)).map_err(|e| match e {
+        Error::UnreachableFpr(_) => Error::UnreachableFpr(fpr),
+        e => e,
+    })
 }
 
 /// Whole blocks of `slots` slots for `capacity` keys at `per_key` slots each (at least one),

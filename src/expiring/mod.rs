@@ -109,8 +109,9 @@ pub use window::ExpiryWindow;
 /// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
 /// within a second (NTP).
 ///
-/// **Memory**: at 1%, 22.2 bits (2.78 bytes) per key of the window for a steady rate, 56.1
-/// sized for the worst burst (docs/PERFORMANCE.md, "The expiring filter against its
+/// **Memory**: at 1%, 22.35 bits (2.79 bytes) per key of the window for a steady rate, 56.6
+/// sized for the worst burst (each sized for 0.97% at its worst moment, so that a filter's
+/// own fill, which varies, stays at or under the target there) (docs/PERFORMANCE.md, "The expiring filter against its
 /// goals"); in memory on huge pages from the first touch by default
 /// ([`ExpiringBuilder::huge_pages`]).
 pub struct ExpiringBloomFilter {

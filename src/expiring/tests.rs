@@ -144,9 +144,11 @@ fn promise_3_the_rate_holds_at_a_steady_rate_and_in_a_burst_when_sized_for_it() 
     let worst = end - Duration::from_nanos(1);
     let steady = probe(&f, worst, "steady", 1_000_000);
     let steady_estimated = f.estimated_fpr_at(worst);
-    // 1% asked, sized for exactly that in expectation: 3σ of 10^6 probes is 0.03%, and the
-    // rate of one filter of 4,345 lines spreads by about 0.02% around it.
-    assert!(steady < 0.0106, "steady {steady}");
+    // 1% asked, sized for 0.97% in expectation: the rate of one filter of about 4,400 lines
+    // spreads by about 0.013% around it, and 3σ of 10^6 probes is 0.03%: the live bits say
+    // under 0.99%, and the probes under 1%.
+    assert!(steady_estimated < 0.0099, "estimated {steady_estimated}");
+    assert!(steady <= 0.0100, "steady {steady}");
     assert!(
         (steady - steady_estimated).abs() < 0.0004,
         "{steady} vs {steady_estimated}"
@@ -475,11 +477,12 @@ fn the_oldest_generation_of_a_new_filter_began_at_its_first_call() {
     assert!(before <= started && started <= after, "{started:?}");
 }
 
-/// The planes' sizing at 1% for a month's window: 22.2 bits per key of the window at a
-/// steady rate (k = 7), 56.1 sized for the worst burst; an epoch is a third of the window
-/// and a second, so a one-second window needs twice the lines per key.
+/// The planes' sizing at 1% for a month's window: 22.35 bits per key of the window at a
+/// steady rate (k = 7; the expected worst moment at 0.97%), 56.6 sized for the worst burst; an
+/// epoch is a third of the window and a second, so a one-second window needs twice the
+/// lines per key.
 #[test]
-fn the_steady_planes_take_22_2_bits_per_key_at_1_percent() {
+fn the_steady_planes_take_22_35_bits_per_key_at_1_percent() {
     let bits = |window: Duration, arrival| {
         let w = ExpiryWindow::new(window).unwrap();
         let s = sizing(1_000_000, 0.01, arrival, &w).unwrap();
@@ -487,11 +490,11 @@ fn the_steady_planes_take_22_2_bits_per_key_at_1_percent() {
     };
     let (steady, k) = bits(30 * DAY, Arrival::Steady);
     assert!(
-        (22.1..22.3).contains(&steady) && k == 7,
+        (22.3..22.4).contains(&steady) && k == 7,
         "{steady} bits, k {k}"
     );
     let (burst, _) = bits(30 * DAY, Arrival::WorstBurst);
-    assert!((56.0..56.2).contains(&burst), "{burst}");
+    assert!((56.5..56.7).contains(&burst), "{burst}");
     let (second, _) = bits(Duration::from_secs(1), Arrival::Steady);
     assert!((second / steady - 2.0).abs() < 0.01, "{second}");
     let zero = ExpiryWindow::new(DAY).unwrap();
