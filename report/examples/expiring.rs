@@ -125,7 +125,9 @@ fn main() {
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
     println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     for &capacity in &capacities {
         let links = links_of(capacity, crawl);
         let n = links.len() as f64;
@@ -179,7 +181,10 @@ fn main() {
             // The least any one-line filter does one call at a time: hash the key, then
             // one line's load (a repeat) or `fetch_or` (a new key), in each size.
             let c = capacity as f64;
-            bare.push((bare_access(&links, &new, bp * c), bare_access(&links, &new, be * c)));
+            bare.push((
+                bare_access(&links, &new, bp * c),
+                bare_access(&links, &new, be * c),
+            ));
             // And with a `SystemTime` turned into nanoseconds per call (what `_at` pays for
             // a time outside the newest epoch's remembered bounds).
             let g = plain_in_bytes(capacity, e.memory_bytes());
@@ -275,7 +280,10 @@ fn bare_access(links: &[String], new: &[bool], bytes: f64) -> f64 {
     let mut acc = 0u64;
     for (u, &is_new) in links.iter().zip(new) {
         let h = hasher.key_hash(u.as_str()).to_bits();
-        let (i, w) = (((h as u128 * lines as u128) >> 64) as usize, (h & 7) as usize);
+        let (i, w) = (
+            ((h as u128 * lines as u128) >> 64) as usize,
+            (h & 7) as usize,
+        );
         acc ^= if is_new {
             arr.fetch_or(i, w, 1 << (h >> 58))
         } else {
