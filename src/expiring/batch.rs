@@ -60,7 +60,7 @@ impl ExpiringBloomFilter {
             keys,
             |k| hash_of(self, k),
             |h| prefetch_write(self.line_of(h)),
-            |i, h| out[i] = self.insert_if_absent_in(h, &e),
+            |i, h| out[i] = self.insert_if_absent_in(h, self.line_of(h), &e),
         );
     }
 
@@ -89,7 +89,7 @@ impl ExpiringBloomFilter {
             keys,
             |k| hash_of(self, k),
             |h| prefetch_read(self.line_of(h)),
-            |i, h| out[i] = self.contains_in(h, &e),
+            |i, h| out[i] = self.contains_in(h, self.line_of(h), &e),
         );
     }
 
@@ -110,7 +110,7 @@ impl ExpiringBloomFilter {
             keys,
             |k| hash_of(self, k),
             |h| prefetch_write(self.line_of(h)),
-            |_, h| self.insert_in(h, &e),
+            |_, h| self.insert_in(h, self.line_of(h), &e),
         );
     }
 }

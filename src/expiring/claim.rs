@@ -21,40 +21,46 @@ impl ExpiringBloomFilter {
         &self.key_lines()[self.layout.locate::<9>(h).0]
     }
 
-    /// The hash of `key`, its line's fetch started (a prefetch, for writing if `write`): one
-    /// call's cache miss then overlaps its clock, epoch and mask instead of following them.
+    /// The hash of `key` and its line, the line's fetch started (a prefetch, for writing if
+    /// `write`): one call's cache miss then overlaps its clock, epoch and mask instead of
+    /// following them.
     #[inline(always)]
-    pub(super) fn hash_fetching<K: core::hash::Hash + ?Sized>(&self, key: &K, write: bool) -> u64 {
+    pub(super) fn hash_fetching<K: core::hash::Hash + ?Sized>(
+        &self,
+        key: &K,
+        write: bool,
+    ) -> (u64, &Line) {
         let h = self.layout.hasher.hash(key);
+        let line = self.line_of(h);
         if write {
-            prefetch_write(self.line_of(h));
+            prefetch_write(line);
         } else {
-            prefetch_read(self.line_of(h));
+            prefetch_read(line);
         }
-        h
+        (h, line)
     }
 
     /// `contains` of the key hashed to `h`, in epoch `e`: whether a live plane holds every
     /// bit of the key under one label.
     #[inline(always)]
-    pub(super) fn contains_in(&self, h: u64, e: &PlaneEpoch) -> bool {
+    pub(super) fn contains_in(&self, h: u64, line: &Line, e: &PlaneEpoch) -> bool {
         let mask = plane_mask(h, self.layout.num_hashes());
-        planes::contains_in(self.line_of(h), e, mask)
+        planes::contains_in(line, e, mask)
     }
 
     /// `insert` of the key hashed to `h`, in epoch `e`: its bits set in `e`'s plane.
     #[inline]
-    pub(super) fn insert_in(&self, h: u64, e: &PlaneEpoch) {
+    pub(super) fn insert_in(&self, h: u64, line: &Line, e: &PlaneEpoch) {
         let mask = plane_mask(h, self.layout.num_hashes());
-        planes::insert(self.line_of(h), self.clock(NEWEST), e, mask)
+        planes::insert(line, self.clock(NEWEST), e, mask)
     }
 
     /// `insert_if_absent` of the key hashed to `h`, in epoch `e`: the protocol proved at
     /// [`insert_if_absent_at`](Self::insert_if_absent_at).
     #[inline(always)]
-    pub(super) fn insert_if_absent_in(&self, h: u64, e: &PlaneEpoch) -> bool {
+    pub(super) fn insert_if_absent_in(&self, h: u64, line: &Line, e: &PlaneEpoch) -> bool {
         let mask = plane_mask(h, self.layout.num_hashes());
-        let won = planes::insert_if_absent_in(self.line_of(h), self.clock(NEWEST), e, mask);
+        let won = planes::insert_if_absent_in(line, self.clock(NEWEST), e, mask);
         if won {
             self.store.lines.count_new_key(h); // huge pages once dense (storage/huge.rs)
         }

@@ -212,7 +212,8 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_in(self.hash_fetching(key, false), &self.epoch_now())
+        let (h, line) = self.hash_fetching(key, false);
+        self.contains_in(h, line, &self.epoch_now())
     }
 
     /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
@@ -220,7 +221,8 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.contains_in(self.hash_fetching(key, false), &self.epoch_at(t))
+        let (h, line) = self.hash_fetching(key, false);
+        self.contains_in(h, line, &self.epoch_at(t))
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].
@@ -228,7 +230,8 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
-        self.insert_in(self.hash_fetching(key, true), &self.epoch_now())
+        let (h, line) = self.hash_fetching(key, true);
+        self.insert_in(h, line, &self.epoch_now())
     }
 
     /// Inserts `key` at `t`: it is seen until `t + expire_after` at least, even if it was
@@ -236,7 +239,8 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`ExpiringBloomFilter`].
     pub fn insert_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) {
-        self.insert_in(self.hash_fetching(key, true), &self.epoch_at(t))
+        let (h, line) = self.hash_fetching(key, true);
+        self.insert_in(h, line, &self.epoch_at(t))
     }
 
     /// Inserts `key` if it was not seen within the window, now:
@@ -245,7 +249,8 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     #[inline]
     pub fn insert_if_absent<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.insert_if_absent_in(self.hash_fetching(key, true), &self.epoch_now())
+        let (h, line) = self.hash_fetching(key, true);
+        self.insert_if_absent_in(h, line, &self.epoch_now())
     }
 
     /// Inserts `key` at `t` and returns `true` if it was not seen within the window (fetch
@@ -301,7 +306,8 @@ impl ExpiringBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_if_absent_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
-        self.insert_if_absent_in(self.hash_fetching(key, true), &self.epoch_at(t))
+        let (h, line) = self.hash_fetching(key, true);
+        self.insert_if_absent_in(h, line, &self.epoch_at(t))
     }
 
     /// Which line holds each key (the line of [`Layout::probe`]; the clock line is not
