@@ -431,18 +431,6 @@ fn check(capacity: u64, fpr: f64) -> Result<(), Error> {
     Ok(())
 }
 
-/// The bits of a plane per key and the `k` that keep the expiring filter's rate at or under
-/// `fpr` with `full` planes full: its expected rate there is [`planes::SIZED_SHARE`] of
-/// `fpr` (the sizing search of the other filters, remembered as theirs: loom's models build
-/// a filter per execution).
-pub(crate) fn planes_params(fpr: f64, full: u32) -> Result<(f64, u32), Error> {
-    check(1, fpr)?;
-    params_for(fpr * planes::SIZED_SHARE, Rate::Planes(full)).map_err(|e| match e {
-        Error::UnreachableFpr(_) => Error::UnreachableFpr(fpr),
-        e => e,
-    })
-}
-
 /// Whole blocks of `slots` slots for `capacity` keys at `per_key` slots each (at least one),
 /// or [`Error::TooLarge`] when the count does not fit this machine's address space.
 pub(crate) fn blocks_for(per_key: f64, capacity: u64, slots: u32) -> Result<u64, Error> {
@@ -597,6 +585,7 @@ pub(crate) use false_positives::{
     blocked_false_positives, expected_false_positives, false_positives_among_offered,
 };
 pub use false_positives::{false_positives_over_fill, keys_from_ones};
+pub(crate) use planes::planes_params;
 
 #[cfg(test)]
 mod tests;

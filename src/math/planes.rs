@@ -1,5 +1,5 @@
 //! The rate of the expiring filter's planes (`expiring/planes.rs`), which its sizing
-//! (`expiring::sizing`, through `math::planes_params`) keeps under the target at the worst
+//! (`expiring::sizing`, through [`planes_params`] here) keeps under the target at the worst
 //! moment of an epoch, at a steady rate or in the worst burst.
 //!
 //! A plane is 120 bits of a line; a key sets `k` of them in the plane of its epoch. With
@@ -7,6 +7,9 @@
 //! `Σ_n P(n; λ) · (1 − (1 − 1/120)^{kn})^k`, and a query tests each live plane: at the end
 //! of an epoch four are full at a steady rate, two in the worst burst (a window's keys in
 //! its last epoch, the next window's in the first).
+
+use super::{check, params_for, Rate};
+use crate::error::Error;
 
 /// The expected rate at the worst moment that the sizing aims at, as a share of the target.
 /// A filter's own fill varies around the expected one (the rate it gives by about 1.3% at
@@ -18,6 +21,18 @@ pub(crate) const SIZED_SHARE: f64 = 0.97;
 /// Bits of a plane (`layout::plane_mask` places a key's bits in one).
 pub(crate) const PLANE_BITS: u32 = 120;
 const BITS_F: f64 = PLANE_BITS as f64;
+
+/// The bits of a plane per key and the `k` that keep the expiring filter's rate at or under
+/// `fpr` with `full` planes full: its expected rate there is [`SIZED_SHARE`] of `fpr` (the
+/// sizing search of the other filters, remembered as theirs: loom's models build a filter
+/// per execution).
+pub(crate) fn planes_params(fpr: f64, full: u32) -> Result<(f64, u32), Error> {
+    check(1, fpr)?;
+    params_for(fpr * SIZED_SHARE, Rate::Planes(full)).map_err(|e| match e {
+        Error::UnreachableFpr(_) => Error::UnreachableFpr(fpr),
+        e => e,
+    })
+}
 
 /// The rate of one plane holding a Poisson number of keys of mean `lambda`, `k` bits each:
 /// for `n` keys, `Σ_j P(j bits set after kn draws) · (j / 120)^k` (the occupancy
