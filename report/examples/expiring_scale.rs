@@ -2,12 +2,20 @@
 //! `ExpiringBloomFilter` (30-day window, 1%) against the plain `BloomFilter` (1%), each
 //! sized for CAPACITY keys, fed the same 2 · CAPACITY URLs of the workload's form, half of
 //! them new (each odd call repeats an earlier key), made a batch at a time outside the
-//! timing. Prints ns per call of each and the ratio; and, as the control of what the
-//! expiring filter's footprint alone costs, the plain filter given as many bytes (sized for
-//! proportionally more keys, fed the same stream). Beside each, the MB of the process on
-//! huge pages once its stream was done (`AnonHugePages`, Linux), and the physical limit in
-//! the plain and the expiring filter's bytes: a prefetched `fetch_or` into a random line,
-//! no hashing (`blockbloom_bench::measure::physical_limit`).
+//! timing. Beside them, fed the same batches: the plain filter given as many bytes as the
+//! expiring filter (sized for proportionally more keys: what the footprint alone costs);
+//! and the stream's physical limit in either filter's bytes (`bare`): the filters'
+//! pipeline down to one bit per key, loaded and set with a `fetch_or` where it was clear —
+//! no filter does less.
+//!
+//! All five live at once and take the stream in turns of 1,024 batches each, so that a
+//! shared machine's slow minutes fall on every one of them alike (run one after another,
+//! the same filter's passes over one stream differed by half at 10^9 on this report's
+//! machine; taking each batch in turn, every structure's lines evicted the others'
+//! between two of its batches). Prints ns per call of each, the ratios, the share of
+//! their bytes on huge pages at the end (`AnonHugePages`, Linux), and, after the stream,
+//! the physical limit without one: a prefetched `fetch_or` into a random line, no
+//! hashing, one loop over pages touched first (`blockbloom_bench::measure::physical_limit`).
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring_scale [-- CAPACITY...]
@@ -15,36 +23,112 @@
 
 use std::time::{Duration, Instant};
 
-use blockbloom::{BloomFilter, ExpiringBloomFilter, Filter};
+use blockbloom::__bench::Lines;
+use blockbloom::{BloomFilter, ExpiringBloomFilter, PREFETCH_DISTANCE};
 use blockbloom_bench::measure::physical_limit;
 use blockbloom_workload::{url, SplitMix64};
 
-/// Nanoseconds per call of `f`'s batched `insert_if_absent` over the stream, and the keys
-/// it took as new.
-fn run<F: for<'a> Filter<&'a str>>(f: &F, capacity: u64) -> (f64, u64) {
-    let mut rng = SplitMix64::new(42);
-    let (mut urls, mut out) = (Vec::with_capacity(1024), [false; 1024]);
-    let (mut spent, mut new) = (Duration::ZERO, 0u64);
-    let calls = 2 * capacity;
-    let mut i = 0u64;
-    while i < calls {
+/// One batch's `insert_if_absent` into one structure.
+type Batch<'a> = Box<dyn FnMut(&[&str], &mut [bool]) + 'a>;
+
+/// Batches of a structure run back to back before the next structure's turn: a turn
+/// (about 30–80 ms at 10^9) long against what one structure's random lines do to
+/// another's translations and cache, short against a shared machine's slow minutes.
+const TURN: usize = 1024;
+
+/// The stream: `2 · capacity` URLs, half of them new (each odd call repeats an earlier
+/// key), the same for every structure.
+struct Stream {
+    rng: SplitMix64,
+    i: u64,
+    calls: u64,
+}
+
+impl Stream {
+    fn new(capacity: u64) -> Stream {
+        Stream {
+            rng: SplitMix64::new(42),
+            i: 0,
+            calls: 2 * capacity,
+        }
+    }
+
+    /// The next batch's URLs in `urls`; false once the stream is done.
+    fn next_batch(&mut self, urls: &mut Vec<String>) -> bool {
         urls.clear();
-        while urls.len() < 1024 && i < calls {
+        while urls.len() < 1024 && self.i < self.calls {
+            let i = self.i;
             let id = if i.is_multiple_of(2) {
                 i / 2
             } else {
-                rng.next_u64() % (i / 2 + 1)
+                self.rng.next_u64() % (i / 2 + 1)
             };
             urls.push(url(id));
-            i += 1;
+            self.i += 1;
         }
-        let keys: Vec<&str> = urls.iter().map(String::as_str).collect();
-        let start = Instant::now();
-        f.insert_if_absent_many(&keys, &mut out[..keys.len()]);
-        spent += start.elapsed();
-        new += out[..keys.len()].iter().filter(|&&x| x).count() as u64;
+        !urls.is_empty()
     }
-    (spent.as_nanos() as f64 / calls as f64, new)
+}
+
+/// Nanoseconds per call of each of `ops` over the stream, each op's batches made one at a
+/// time outside the timing, in turns of [`TURN`] batches.
+fn stream(capacity: u64, ops: &mut [Batch]) -> Vec<f64> {
+    let mut streams: Vec<Stream> = ops.iter().map(|_| Stream::new(capacity)).collect();
+    let (mut urls, mut out) = (Vec::with_capacity(1024), [false; 1024]);
+    let mut spent = vec![Duration::ZERO; ops.len()];
+    let mut going = true;
+    while going {
+        going = false;
+        for (j, op) in ops.iter_mut().enumerate() {
+            for _ in 0..TURN {
+                if !streams[j].next_batch(&mut urls) {
+                    break;
+                }
+                going = true;
+                let keys: Vec<&str> = urls.iter().map(String::as_str).collect();
+                let start = Instant::now();
+                op(&keys, &mut out[..keys.len()]);
+                spent[j] += start.elapsed();
+            }
+        }
+    }
+    let calls = 2 * capacity;
+    spent
+        .iter()
+        .map(|d| d.as_nanos() as f64 / calls as f64)
+        .collect()
+}
+
+/// The stream's physical limit in `lines` lines (on huge pages at once, as the expiring
+/// filter's): the filters' pipeline (each key hashed as they hash it, its line prefetched
+/// `PREFETCH_DISTANCE` keys ahead with write intent) down to one bit per key, loaded, and
+/// set with a `fetch_or` where it was clear.
+fn bare(lines: usize) -> Batch<'static> {
+    const D: usize = PREFETCH_DISTANCE;
+    let arr = Lines::new(lines, true).expect("allocates");
+    let hasher = BloomFilter::with_capacity(1000, 0.01).expect("allocates");
+    Box::new(move |keys, out| {
+        let lines = arr.len() as u128;
+        let hash = |k: &str| hasher.key_hash(k).to_bits();
+        let place = |h: u64| {
+            let line = ((h as u128 * lines) >> 64) as usize;
+            (line, (h & 7) as usize, 1u64 << (h >> 58))
+        };
+        let mut ring = [0u64; D];
+        for (slot, k) in ring.iter_mut().zip(keys) {
+            *slot = hash(k);
+            arr.prefetch(place(*slot).0);
+        }
+        for i in 0..keys.len() {
+            let h = ring[i % D];
+            if let Some(k) = keys.get(i + D) {
+                ring[i % D] = hash(k);
+                arr.prefetch(place(ring[i % D]).0);
+            }
+            let (l, w, bit) = place(h);
+            out[i] = arr.load(l, w) & bit == 0 && arr.fetch_or(l, w, bit) & bit == 0;
+        }
+    })
 }
 
 /// MB of this process's memory on transparent huge pages (0 where the kernel does not say).
@@ -66,36 +150,46 @@ fn main() {
         capacities = vec![1_000_000_000];
     }
     println!("batches of 1,024, ns per call; 1%, 30-day window; half the keys new\n");
-    println!("| capacity | plain | plain, expiring's bytes | expiring | ratio | over the same bytes | MB plain | MB expiring | MB on huge pages: plain, same bytes, expiring | physical limit, plain's bytes, expiring's |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
+    println!("| capacity | plain | plain, expiring's bytes | expiring | ratio | over the same bytes | MB plain | MB expiring | MB on huge pages, of all five | the stream's limit, plain's bytes → expiring's (expiring's over the plain filter) | physical limit without the stream, plain's bytes → expiring's |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|");
     for capacity in capacities {
         let plain = BloomFilter::with_capacity(capacity, 0.01).expect("allocates");
-        let (p, _) = run(&plain, capacity);
-        let huge_plain = huge_mb();
-        let mb_plain = plain.memory_bytes() as f64 / 1e6;
-        drop(plain);
         let expiring = ExpiringBloomFilter::builder()
             .expire_after(Duration::from_secs(30 * 86_400))
             .capacity(capacity)
             .fpr(0.01)
             .build()
             .expect("allocates");
-        let (e, _) = run(&expiring, capacity);
-        let huge_expiring = huge_mb();
-        let mb = expiring.memory_bytes() as f64 / 1e6;
-        drop(expiring);
+        let (mb_plain, mb) = (
+            plain.memory_bytes() as f64 / 1e6,
+            expiring.memory_bytes() as f64 / 1e6,
+        );
         let scaled = (capacity as f64 * mb / mb_plain) as u64;
         let same = BloomFilter::with_capacity(scaled, 0.01).expect("allocates");
-        let (q, _) = run(&same, capacity);
-        let huge_same = huge_mb();
         let mb_same = same.memory_bytes() as f64 / 1e6;
-        drop(same);
-        let limit = |mb: f64| physical_limit((mb * 1e6 / 64.0) as usize, 20_000_000, 1, true);
+        let lines = |mb: f64| (mb * 1e6 / 64.0) as usize;
+        let mut ops: Vec<Batch> = vec![
+            Box::new(|k, o| plain.insert_if_absent_many(k, o)),
+            Box::new(|k, o| same.insert_if_absent_many(k, o)),
+            Box::new(|k, o| expiring.insert_if_absent_many(k, o)),
+            bare(lines(mb_plain)),
+            bare(lines(mb)),
+        ];
+        let ns = stream(capacity, &mut ops);
+        let huge = huge_mb();
+        drop(ops);
+        let all = 2.0 * (mb_plain + mb) + mb_same;
+        let [p, q, e, sp, se] = ns[..] else {
+            unreachable!("five structures")
+        };
+        let limit = |mb: f64| physical_limit(lines(mb), 20_000_000, 1, true);
         let (lp, le) = (limit(mb_plain), limit(mb));
         println!(
-            "| {capacity} | {p:.1} | {q:.1} ({mb_same:.0} MB) | {e:.1} | ×{:.2} | ×{:.2} | {mb_plain:.0} | {mb:.0} | {huge_plain:.0}, {huge_same:.0}, {huge_expiring:.0} | {lp:.1}, {le:.1} (×{:.2}) |",
+            "| {capacity} | {p:.1} | {q:.1} ({mb_same:.0} MB) | {e:.1} | ×{:.2} | ×{:.2} | {mb_plain:.0} | {mb:.0} | {huge:.0} of {all:.0} | {sp:.1} → {se:.1} (×{:.2}; ×{:.2}) | {lp:.1} → {le:.1} (×{:.2}) |",
             e / p,
             e / q,
+            se / sp,
+            se / p,
             le / lp
         );
     }
