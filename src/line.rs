@@ -285,6 +285,7 @@ impl Line {
     ///
     /// SeqCst: the expiring filter's proof across planes orders the winner's last write
     /// before its re-read of the newest epoch (a store-buffering pattern).
+    #[inline(always)]
     pub(crate) fn claim_plane(
         &self,
         p: usize,
