@@ -17,8 +17,9 @@
 //! `SystemTime` turned into nanoseconds per call (what `_at` pays for a time outside the
 //! newest epoch's remembered bounds); and the bare one-line access, the least any one-line
 //! filter does (hash, then one word loaded or `fetch_or`ed) in either filter's bytes, free
-//! to overlap the next call's miss, and chained (each call's line waits for the word the
-//! call before read: one miss at a time). Beside the batches, the plain filter's
+//! to overlap the next call's miss (it knows its answer), chained (each call's line waits
+//! for the word the call before read: one miss at a time), and deciding from its read (one
+//! bit tested and set if clear: the least filter). Beside the batches, the plain filter's
 //! batches in as many bytes as the expiring filter:
 //! what the expiring filter's footprint alone costs; the plain filter's batches with
 //! `huge_pages(true)`, the expiring filter's default (the ratio is the expiring filter's
@@ -126,7 +127,7 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes; chained | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes; chained; deciding from its read | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!(
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
@@ -183,12 +184,14 @@ fn main() {
             // The least any one-line filter does one call at a time: hash the key, then
             // one line's load (a repeat) or `fetch_or` (a new key), in each size.
             let c = capacity as f64;
-            bare.push((
-                bare_access::<false>(&links, &new, bp * c),
-                bare_access::<false>(&links, &new, be * c),
-                bare_access::<true>(&links, &new, bp * c),
-                bare_access::<true>(&links, &new, be * c),
-            ));
+            bare.push([
+                bare_access::<FREE>(&links, &new, bp * c),
+                bare_access::<FREE>(&links, &new, be * c),
+                bare_access::<CHAINED>(&links, &new, bp * c),
+                bare_access::<CHAINED>(&links, &new, be * c),
+                bare_access::<DECIDING>(&links, &new, bp * c),
+                bare_access::<DECIDING>(&links, &new, be * c),
+            ]);
             // And with a `SystemTime` turned into nanoseconds per call (what `_at` pays for
             // a time outside the newest epoch's remembered bounds).
             let g = plain_in_bytes(capacity, e.memory_bytes());
@@ -237,22 +240,21 @@ fn main() {
             median(at_floor),
         );
         let (pbh, ebs) = (median(plain_huge_batch), median(exp_small_batch));
-        let bare_plain = median(bare.iter().map(|b| b.0).collect());
-        let bare_exp = median(bare.iter().map(|b| b.1).collect());
-        let chain_plain = median(bare.iter().map(|b| b.2).collect());
-        let chain_exp = median(bare.iter().map(|b| b.3).collect());
+        let [bare_plain, bare_exp, chain_plain, chain_exp, decide_plain, decide_exp] =
+            std::array::from_fn(|i| median(bare.iter().map(|b| b[i]).collect()));
         let b2 = BloomFilter::with_capacity(2 * capacity, 0.01)
             .unwrap()
             .memory_bytes() as f64
             / capacity as f64;
         println!(
-            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}); {paf:.1} (`_at` ×{:.2}) | {bare_plain:.1}, {bare_exp:.1} (×{:.2} of plain); chained {chain_plain:.1}, {chain_exp:.1} (×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
+            "| {capacity} | {p:.1} | {e:.1} | {a:.1} | {:.2} | {:.2} | {pe:.1} (`_at` ×{:.2}); {paf:.1} (`_at` ×{:.2}) | {bare_plain:.1}, {bare_exp:.1} (×{:.2} of plain); chained {chain_plain:.1}, {chain_exp:.1} (×{:.2}); deciding {decide_plain:.1}, {decide_exp:.1} (×{:.2}) | {pb:.1} | {eb:.1} | {:.2} | {pb2:.1} (×{:.2}) | {pbe:.1} (×{:.2}) | {pbh:.1} (expiring ×{:.2}) | {ebs:.1} (×{:.2}) | {c:.1} | {fl:.1} (×{:.2}) | {fc:.1} (×{:.2}) | {bp:.2} | {b2:.2} | {be:.2} |",
             e / p,
             a / p,
             a / pe,
             a / paf,
             bare_exp / p,
             chain_exp / p,
+            decide_exp / p,
             eb / pb,
             pb2 / pb,
             pbe / pb,
@@ -273,13 +275,22 @@ fn first_sightings(links: &[String]) -> Vec<bool> {
     links.iter().map(|u| seen.insert(u.as_str())).collect()
 }
 
+/// [`bare_access`]: each call free to overlap the next (it knows its answer: no branch on
+/// what it reads).
+const FREE: u8 = 0;
+/// [`bare_access`]: each call's line also depends on the word the call before read, so that
+/// no call's miss overlaps another's (one miss at a time).
+const CHAINED: u8 = 1;
+/// [`bare_access`]: the least filter, deciding from its read: one bit loaded, set with
+/// `fetch_or` if it was clear, the answer whether it was (a branch on the word, as a
+/// filter's); free to overlap the next call.
+const DECIDING: u8 = 2;
+
 /// ns per URL of the least a one-line filter does one call at a time, in `bytes` allocated
-/// as a filter's; `CHAINED`: each call's line also depends on the word the call before
-/// read, so that no call's miss overlaps another's (a call's work keeps the next call's
-/// miss from starting early, in the filters): the key hashed as the filters hash it, then
-/// a load of one word of its line for a repeat, one `fetch_or` for a new key; no mask, no
-/// test.
-fn bare_access<const CHAINED: bool>(links: &[String], new: &[bool], bytes: f64) -> f64 {
+/// as a filter's: the key hashed as the filters hash it, then one word of its line, loaded
+/// for a repeat and `fetch_or`ed for a new key (no mask; `MODE` [`FREE`], [`CHAINED`]), or
+/// one bit of it tested and set if clear ([`DECIDING`]).
+fn bare_access<const MODE: u8>(links: &[String], new: &[bool], bytes: f64) -> f64 {
     let lines = (bytes / 64.0) as usize;
     let arr = Lines::new(lines, true).expect("allocation");
     for i in (0..lines).step_by(64) {
@@ -290,15 +301,18 @@ fn bare_access<const CHAINED: bool>(links: &[String], new: &[bool], bytes: f64) 
     let mut acc = 0u64;
     for (u, &is_new) in links.iter().zip(new) {
         let mut h = hasher.key_hash(u.as_str()).to_bits();
-        if CHAINED {
+        if MODE == CHAINED {
             h ^= acc & 1; // the previous call's word, before this call's line is known
         }
-        let (i, w) = (
+        let (i, w, bit) = (
             ((h as u128 * lines as u128) >> 64) as usize,
             (h & 7) as usize,
+            1 << ((h >> 32) & 63), // not the line's bits: a filter's bit of any key
         );
-        acc ^= if is_new {
-            arr.fetch_or(i, w, 1 << (h >> 58))
+        acc ^= if MODE == DECIDING {
+            u64::from(arr.load(i, w) & bit == 0 && arr.fetch_or(i, w, bit) & bit == 0)
+        } else if is_new {
+            arr.fetch_or(i, w, bit)
         } else {
             arr.load(i, w)
         };

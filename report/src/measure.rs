@@ -257,6 +257,40 @@ pub fn eight_ors(lines: usize, ops: usize, atomic: bool) -> f64 {
     run().as_secs_f64() * 1e9 / ops as f64
 }
 
+/// One word of a random line per call, no prefetch, in an array of `lines` lines (allocated
+/// as a filter's, every page touched): loaded, or `fetch_or`ed (`LOCKED`: `lock or` on x86);
+/// each call's line free of the calls before, or `CHAINED` to the word the call before read
+/// (one miss at a time). ns per call: free against chained says how many calls' misses
+/// overlap, and so whether a locked operation keeps the next call's miss from starting.
+/// (Both choices are constants: as run-time flags, LLVM made `h ^= acc & chained` branch-free,
+/// so that every call waited for the word the call before read, chained or not.)
+pub fn one_word_per_call<const LOCKED: bool, const CHAINED: bool>(lines: usize, ops: usize) -> f64 {
+    use blockbloom::__bench::Lines;
+    let arr = Lines::new(lines, true).expect("allocation");
+    for i in (0..arr.len()).step_by(64) {
+        arr.fetch_or(i, 0, 1);
+    }
+    let t = Instant::now();
+    let mut acc = 0u64;
+    for i in 0..ops as u64 {
+        let mut h = (i ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        if CHAINED {
+            h ^= acc & 1; // the word the call before read, before this call's line is known
+        }
+        h = (h ^ (h >> 33)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+        h ^= h >> 33;
+        let l = ((h as u128 * arr.len() as u128) >> 64) as usize;
+        let (w, bit) = ((h & 7) as usize, 1 << ((h >> 3) & 63));
+        acc ^= if LOCKED {
+            arr.fetch_or(l, w, bit)
+        } else {
+            arr.load(l, w)
+        };
+    }
+    std::hint::black_box(acc);
+    t.elapsed().as_secs_f64() * 1e9 / ops as f64
+}
+
 /// Core-to-core cache-line round trip: two threads pass a counter back and forth through one
 /// atomic word, each waiting (spinning) for the other's write; ns per round trip, the median
 /// of 5 runs of 20,000. What a write to a line the other core holds costs, twice: the figure

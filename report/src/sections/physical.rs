@@ -118,4 +118,32 @@ fn price_of_atomicity(r: &mut Report) {
         per_key * per_lock,
         per_key * per_lock * new_keys as f64 / keys as f64 / 2.0,
     );
+    next_miss(r);
+}
+
+/// Whether a locked operation keeps the next call's cache miss from starting (x86's locked
+/// instructions are full barriers to memory ordering): one word per call in 1 GiB, well
+/// beyond any cache, loaded or `fetch_or`ed, each call free or chained to the one before.
+fn next_miss(r: &mut Report) {
+    const LINES: usize = (1 << 30) / 64;
+    let ops = r.cfg.ops;
+    let load = measure::one_word_per_call::<false, false>(LINES, ops);
+    let load_chained = measure::one_word_per_call::<false, true>(LINES, ops);
+    let locked = measure::one_word_per_call::<true, false>(LINES, ops);
+    let locked_chained = measure::one_word_per_call::<true, true>(LINES, ops);
+    let _ = write!(
+        r.md,
+        "### Does a locked operation stop the next call's miss?\n\n\
+         One word of a random line per call in 1 GiB, one thread, no prefetch: each call's \
+         line free of the calls before, or chained to the word the call before read (one miss \
+         at a time). A locked instruction is a full barrier to x86's memory ordering; if it \
+         also kept the next call's miss from starting, the free `fetch_or` would cost what \
+         the chained one does.\n\n\
+         | | free ns/call | chained ns/call | misses in flight |\n\
+         |---|---:|---:|---:|\n\
+         | load | {load:.1} | {load_chained:.1} | {:.1} |\n\
+         | `fetch_or` | {locked:.1} | {locked_chained:.1} | {:.1} |\n\n",
+        load_chained / load,
+        locked_chained / locked,
+    );
 }
