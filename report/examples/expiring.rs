@@ -6,10 +6,9 @@
 //! clock read per batch), the clock alone, and bytes per key. With `--crawl`, the stream is
 //! a crawl's link stream instead (`crawl_stream`: 3% new links, CAPACITY of them).
 //!
-//! Two floors beside them: *floor* is what `insert_if_absent` costs at least, the plain
-//! filter's `insert_if_absent` with a `SystemTime::now()` before each call, measured as such
-//! (over plain: out of cache more than the sum, as the clock read waits for the loads
-//! before it); *2× plain* is the plain filter sized for the `2 × capacity` keys that can be
+//! Beside them: *plain + clock*, the plain filter's `insert_if_absent` with a
+//! `SystemTime::now()` before each call, measured as such (over plain: out of cache more
+//! than the sum, as the clock read waits for the loads before it); *2× plain* is the plain filter sized for the `2 × capacity` keys that can be
 //! live at once (the old stamps' worst burst), before any information about their ages:
 //! its batches' time and its bytes per key of the window.
 //! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
@@ -127,7 +126,7 @@ fn main() {
         "50% repeats"
     };
     println!("ns per call, medians of {reps} round-robin runs; window 30 days, 1%; {stream}\n");
-    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes; chained; deciding from its read | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | floor (plain + clock) | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
+    println!("| capacity | plain | expiring | expiring `_at` | ratio | ratio `_at` | plain, expiring's bytes (`_at`'s floor); with a time's conversion per call | bare one-line access, plain's bytes, expiring's bytes; chained; deciding from its read | batched plain | batched expiring | ratio batched | batched 2× plain | batched plain, expiring's bytes | batched plain, huge pages | batched expiring, 4 KiB pages | `SystemTime::now()` | plain + clock | plain + coarse clock | bytes/key plain | bytes/key 2× plain | bytes/key expiring |");
     println!(
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
