@@ -8,14 +8,15 @@
 //!
 //! Beside them: *plain + clock*, the plain filter's `insert_if_absent` with a
 //! `SystemTime::now()` before each call, measured as such (over plain: out of cache more
-//! than the sum, as the clock read waits for the loads before it); *2× plain* is the plain filter sized for the `2 × capacity` keys that can be
-//! live at once (the old stamps' worst burst), before any information about their ages:
-//! its batches' time and its bytes per key of the window.
+//! than the sum, as the clock read waits for the loads before it); *2× plain* is the plain
+//! filter sized for the `2 × capacity` keys that can be live at once (the old stamps' worst
+//! burst), before any information about their ages: its batches' time and its bytes per
+//! key of the window.
 //! Beside `_at`, the plain filter one call at a time in as many bytes as the expiring
 //! filter (its footprint's cost out of cache: `_at`'s floor), and the same with a
 //! `SystemTime` turned into nanoseconds per call (what `_at` pays for a time outside the
-//! newest epoch's remembered bounds); and the bare one-line access, the least any one-line
-//! filter does (hash, then one word loaded or `fetch_or`ed) in either filter's bytes, free
+//! newest epoch's remembered bounds); and the bare one-line access, one call's memory alone
+//! (hash, then one word loaded or `fetch_or`ed) in either filter's bytes, free
 //! to overlap the next call's miss (it knows its answer), chained (each call's line waits
 //! for the word the call before read: one miss at a time), and deciding from its read (one
 //! bit tested and set if clear: the least filter). Beside the batches, the plain filter's
@@ -180,8 +181,8 @@ fn main() {
             plain_as_exp.push(per_call(&mut || {
                 black_box(plain_loop(&g, &links));
             }));
-            // The least any one-line filter does one call at a time: hash the key, then
-            // one line's load (a repeat) or `fetch_or` (a new key), in each size.
+            // One call's memory alone, one call at a time (hash the key, then one line's
+            // load or `fetch_or`), and the least filter, in each size.
             let c = capacity as f64;
             bare.push([
                 bare_access::<FREE>(&links, &new, bp * c),
@@ -285,7 +286,7 @@ const CHAINED: u8 = 1;
 /// filter's); free to overlap the next call.
 const DECIDING: u8 = 2;
 
-/// ns per URL of the least a one-line filter does one call at a time, in `bytes` allocated
+/// ns per URL of one call's memory alone, one call at a time, in `bytes` allocated
 /// as a filter's: the key hashed as the filters hash it, then one word of its line, loaded
 /// for a repeat and `fetch_or`ed for a new key (no mask; `MODE` [`FREE`], [`CHAINED`]), or
 /// one bit of it tested and set if clear ([`DECIDING`]).

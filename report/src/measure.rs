@@ -262,8 +262,9 @@ pub fn eight_ors(lines: usize, ops: usize, atomic: bool) -> f64 {
 /// each call's line free of the calls before, or `CHAINED` to the word the call before read
 /// (one miss at a time). ns per call: free against chained says how many calls' misses
 /// overlap, and so whether a locked operation keeps the next call's miss from starting.
-/// (Both choices are constants: as run-time flags, LLVM made `h ^= acc & chained` branch-free,
-/// so that every call waited for the word the call before read, chained or not.)
+/// (Both choices are constants: as run-time flags, LLVM made `h ^= acc & chained`
+/// branch-free, so that every call waited for the word the call before read, chained or
+/// not.)
 pub fn one_word_per_call<const LOCKED: bool, const CHAINED: bool>(lines: usize, ops: usize) -> f64 {
     use blockbloom::__bench::Lines;
     let arr = Lines::new(lines, true).expect("allocation");
