@@ -40,12 +40,24 @@ impl ExpiringBloomFilter {
         (h, line)
     }
 
-    /// `contains` of the key hashed to `h`, in epoch `e`: whether a live plane holds every
-    /// bit of the key under one label.
+    /// `contains` of the key hashed to `h`, in epoch `e`, in a batch: whether a live plane
+    /// holds every bit of the key under one label, the four planes tested without a branch.
     #[inline(always)]
     pub(super) fn contains_in(&self, h: u64, line: &Line, e: &PlaneEpoch) -> bool {
         let mask = plane_mask(h, self.layout.num_hashes());
         planes::contains_in(line, e, mask)
+    }
+
+    /// `contains_in` for a single call: the planes tested newest first, leaving at the
+    /// first that holds the key (`PlaneEpoch::holds_newest_first`): cheaper for a member of
+    /// the newest plane and for a non-member, no dearer for members spread over the planes.
+    /// A batch keeps the branch-free test, since there a mispredicted exit also throws away
+    /// the next keys' work already under way (figures: docs/PERFORMANCE.md, "The expiring
+    /// filter against its goals", the APBF).
+    #[inline(always)]
+    pub(super) fn contains_one_in(&self, h: u64, line: &Line, e: &PlaneEpoch) -> bool {
+        let mask = plane_mask(h, self.layout.num_hashes());
+        e.holds_newest_first(line, mask)
     }
 
     /// `insert` of the key hashed to `h`, in epoch `e`: its bits set in `e`'s plane.

@@ -213,7 +213,7 @@ impl ExpiringBloomFilter {
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         let (h, line) = self.hash_fetching(key, false);
-        self.contains_in(h, line, &self.epoch_now())
+        self.contains_one_in(h, line, &self.epoch_now())
     }
 
     /// Whether `key` was inserted within the window before `t`: `false` is certain; `true`
@@ -222,7 +222,7 @@ impl ExpiringBloomFilter {
     /// Example at [`ExpiringBloomFilter`].
     pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, t: SystemTime) -> bool {
         let (h, line) = self.hash_fetching(key, false);
-        self.contains_in(h, line, &self.epoch_at(t))
+        self.contains_one_in(h, line, &self.epoch_at(t))
     }
 
     /// Inserts `key` now: [`insert_at`](Self::insert_at) with [`SystemTime::now`].

@@ -94,6 +94,36 @@ impl PlaneEpoch {
         l != self.live[q][0] && l != self.live[q][1]
     }
 
+    /// The bits of a plane's two words that [`holds`](Self::holds) compares with a live
+    /// label over all-ones data: a word XORed with it is zero in them where it holds the
+    /// key — its label bits if the key touches the word, and the key's bits in it.
+    #[inline(always)]
+    fn test(mask: [u64; 2]) -> [u64; 2] {
+        let label_bits = |m: u64| if m != 0 { !DATA } else { 0 };
+        [label_bits(mask[0]) | mask[0], label_bits(mask[1]) | mask[1]]
+    }
+
+    /// Whether a single query reads the key of `mask` in `line`: [`holds`](Self::holds)
+    /// with no `after`, each plane's words read and tested newest plane first, leaving at
+    /// the first plane that holds the key. A branch that leaves early lets the core go on
+    /// to the caller's next call; the branch-free test holds every instruction after the
+    /// loads until the line comes, and a batch (whose next keys' work is already under
+    /// way, lost to a mispredicted exit) keeps it: see `claim.rs`.
+    #[inline(always)]
+    pub(crate) fn holds_newest_first(&self, line: &Line, mask: [u64; 2]) -> bool {
+        let test = Self::test(mask);
+        (0..PLANES as usize).any(|age| {
+            let q = (self.plane + PLANES as usize - age) % PLANES as usize;
+            let (a, b) = (
+                line.word(2 * q).load(SeqCst),
+                line.word(2 * q + 1).load(SeqCst),
+            );
+            self.want[q]
+                .iter()
+                .any(|&want| ((a ^ want) & test[0]) | ((b ^ want) & test[1]) == 0)
+        })
+    }
+
     /// Whether the line (its words as loaded) holds the key of `mask` in a live plane,
     /// other than those of epochs up to `after` (a call deciding again, whose own bits
     /// are in `after`'s plane).
@@ -101,12 +131,10 @@ impl PlaneEpoch {
     pub(crate) fn holds(&self, words: &[u64; WORDS], mask: [u64; 2], after: Option<u64>) -> bool {
         if after.is_none() {
             // `Line::plane_holds` for every plane, no branch on which holds the key (a
-            // repeat's plane is any of the four: an early exit would be mispredicted). A word
-            // XORed with `want` (a live label over all-ones data) is zero in the bits `test`
-            // keeps where it holds the key: its label bits if the key touches the word, and
-            // the key's bits in it. (A mask is never empty, and live labels never 0.)
-            let label_bits = |m: u64| if m != 0 { !DATA } else { 0 };
-            let test = [label_bits(mask[0]) | mask[0], label_bits(mask[1]) | mask[1]];
+            // repeat's plane is any of the four: an early exit would be mispredicted), with
+            // one XOR and one AND per word ([`test`](Self::test); a mask is never empty,
+            // and live labels never 0).
+            let test = Self::test(mask);
             let mut held = false;
             for q in 0..PLANES as usize {
                 let (a, b) = (words[2 * q], words[2 * q + 1]);
@@ -314,13 +342,15 @@ impl PlanesModel {
     }
 }
 
-/// Whether a caller in epoch `n` reads the key of `mask` as present.
+/// Whether a caller in epoch `n` reads the key of `mask` as present, as a single call
+/// tests it ([`PlaneEpoch::holds_newest_first`]).
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn contains(line: &Line, n: u64, mask: [u64; 2]) -> bool {
-    contains_in(line, &PlaneEpoch::at(n), mask)
+    PlaneEpoch::at(n).holds_newest_first(line, mask)
 }
 
-/// [`contains`] with the epoch's labels computed once.
+/// [`contains`] with the epoch's labels computed once, as a batch tests it: every plane,
+/// without a branch ([`PlaneEpoch::holds`]).
 #[inline(always)]
 pub(crate) fn contains_in(line: &Line, e: &PlaneEpoch, mask: [u64; 2]) -> bool {
     let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
@@ -350,7 +380,8 @@ mod tests {
         }
     }
 
-    /// `holds`' word arithmetic is `Line::plane_holds` over the four planes: random lines
+    /// `holds`' word arithmetic (and `holds_newest_first`'s) is `Line::plane_holds` over the
+    /// four planes: random lines
     /// (labels live, newer, dead or empty; bits dense or sparse) and masks in one word or both.
     #[test]
     fn holds_is_plane_holds_in_every_plane() {
@@ -391,6 +422,15 @@ mod tests {
                 continue;
             }
             let want = (0..PLANES as usize).any(|q| Line::plane_holds(&words, q, mask, e.live[q]));
+            let line = Line::new();
+            for (i, w) in words.iter().enumerate() {
+                line.word(i).store(*w, SeqCst);
+            }
+            assert_eq!(
+                e.holds_newest_first(&line, mask),
+                want,
+                "newest first: {words:x?} {mask:x?} n {n}"
+            );
             assert_eq!(
                 e.holds(&words, mask, None),
                 want,
