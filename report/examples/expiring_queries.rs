@@ -120,7 +120,10 @@ fn main() {
             runs[6].push(per_query(len, || batched(&spread, &a, now)));
             runs[7].push(per_query(len, || plain_batched(&plain, &m)));
         }
-        let cells: Vec<String> = runs.into_iter().map(|r| format!("{:.1}", median(r))).collect();
+        let cells: Vec<String> = runs
+            .into_iter()
+            .map(|r| format!("{:.1}", median(r)))
+            .collect();
         println!("| {capacity} | {} |", cells.join(" | "));
     }
 }
