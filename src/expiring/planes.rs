@@ -105,10 +105,10 @@ impl PlaneEpoch {
 
     /// Whether a single query reads the key of `mask` in `line`: [`holds`](Self::holds)
     /// with no `after`, each plane's words read and tested newest plane first, leaving at
-    /// the first plane that holds the key. A branch that leaves early lets the core go on
-    /// to the caller's next call; the branch-free test holds every instruction after the
-    /// loads until the line comes, and a batch (whose next keys' work is already under
-    /// way, lost to a mispredicted exit) keeps it: see `claim.rs`.
+    /// the first plane that holds the key. One call at a time it is the cheaper test (a
+    /// member of the newest plane at its first test, and no dearer for others); a batch
+    /// keeps the branch-free one, where a mispredicted exit would also throw away the next
+    /// keys' work already under way (`claim.rs`).
     #[inline(always)]
     pub(crate) fn holds_newest_first(&self, line: &Line, mask: [u64; 2]) -> bool {
         let test = Self::test(mask);
