@@ -103,6 +103,13 @@ impl PlaneEpoch {
         [label_bits(mask[0]) | mask[0], label_bits(mask[1]) | mask[1]]
     }
 
+    /// Whether a plane's two words `a` and `b` hold the key of `test` ([`test`](Self::test))
+    /// under the label of `want` (that label over all-ones data).
+    #[inline(always)]
+    fn held_under(a: u64, b: u64, want: u64, test: [u64; 2]) -> bool {
+        ((a ^ want) & test[0]) | ((b ^ want) & test[1]) == 0
+    }
+
     /// Whether a single query reads the key of `mask` in `line`: [`holds`](Self::holds)
     /// with no `after`, each plane's words read and tested newest plane first, leaving at
     /// the first plane that holds the key. One call at a time it is the cheaper test (a
@@ -120,7 +127,7 @@ impl PlaneEpoch {
             );
             self.want[q]
                 .iter()
-                .any(|&want| ((a ^ want) & test[0]) | ((b ^ want) & test[1]) == 0)
+                .any(|&want| Self::held_under(a, b, want, test))
         })
     }
 
@@ -139,7 +146,7 @@ impl PlaneEpoch {
             for q in 0..PLANES as usize {
                 let (a, b) = (words[2 * q], words[2 * q + 1]);
                 for want in self.want[q] {
-                    held |= ((a ^ want) & test[0]) | ((b ^ want) & test[1]) == 0;
+                    held |= Self::held_under(a, b, want, test);
                 }
             }
             return held;
