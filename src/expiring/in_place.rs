@@ -7,6 +7,7 @@
 //! Not public API (`blockbloom::planes_in_place`, for `blockbloom-redis-module`): no
 //! stability promise.
 
+use super::estimates::{line_fpr, live_bits};
 use super::planes::{self, PlaneEpoch, PLANES};
 use crate::layout::PLANE_BITS;
 use crate::line::{DATA, LABEL_SHIFT, WORDS};
@@ -236,8 +237,8 @@ impl PlanesCensus {
     /// Counts a line as a caller in epoch `n` reads it (`k` bits per key).
     pub fn add_line(&mut self, words: &LineWords, n: u64, k: u32) {
         self.lines += 1;
-        self.fpr_sum += planes::line_fpr(words, n, k);
-        for (o, b) in self.ones.iter_mut().zip(planes::live_bits(words, n)) {
+        self.fpr_sum += line_fpr(words, n, k);
+        for (o, b) in self.ones.iter_mut().zip(live_bits(words, n)) {
             *o += u64::from(b);
         }
     }
