@@ -1,13 +1,14 @@
 //! The planes' rules on lines that one caller owns at a time: the Redis module keeps an
 //! expiring filter's lines in a Redis string and the server runs one command at a time, so
-//! it reads and writes a line's words without atomics. The labels, planes, masks, sweep
-//! rule and estimates are the local filter's (`planes.rs`, `estimates.rs`), so a line
-//! written here reads as the local filter's line for the same keys and epochs.
+//! it reads and writes a line's words without atomics. The labels, planes, masks and
+//! sweep rule are the local filter's (`planes.rs`), so a line written here reads as the
+//! local filter's line for the same keys and epochs; a line's live bits and rate
+//! (`live_bits`, `line_fpr`) are here, summed by `PlanesCensus` for both filters
+//! (`estimates.rs`).
 //!
 //! Not public API (`blockbloom::planes_in_place`, for `blockbloom-redis-module`): no
 //! stability promise.
 
-use super::estimates::{line_fpr, live_bits};
 use super::planes::{self, PlaneEpoch, PLANES};
 use crate::layout::PLANE_BITS;
 use crate::line::{DATA, LABEL_SHIFT, WORDS};
@@ -302,6 +303,37 @@ impl PlanesCensus {
     }
 }
 
+/// The bits each plane of a line holds under a label live in epoch `n`, from its words
+/// (the live label with more bits, where a plane holds `n − 3 ..= n`'s and a newer one's),
+/// indexed by age: `[0]` the plane of `n`, `[3]` that of `n − 3`.
+pub(crate) fn live_bits(words: &[u64; WORDS], n: u64) -> [u32; PLANES as usize] {
+    use crate::line::{DATA, LABEL_SHIFT};
+    let e = PlaneEpoch::at(n);
+    core::array::from_fn(|age| {
+        let q = ((n + PLANES - age as u64) % PLANES) as usize;
+        let ones = |l: u64| -> u32 {
+            (0..2)
+                .map(|w| words[2 * q + w])
+                .filter(|v| v >> LABEL_SHIFT == l)
+                .map(|v| (v & DATA).count_ones())
+                .sum()
+        };
+        ones(e.live[q][0]).max(ones(e.live[q][1]))
+    })
+}
+
+/// The false-positive rate of a line for a caller in epoch `n`, from its words: a query
+/// tests each plane under its live labels, so the line's rate is `1 − Π (1 − f_q^k)`, `f_q`
+/// the share of plane `q`'s 120 bits set under one live label (a word under another label
+/// holds none of the plane's keys).
+pub(crate) fn line_fpr(words: &[u64; WORDS], n: u64, k: u32) -> f64 {
+    let none: f64 = live_bits(words, n)
+        .iter()
+        .map(|&ones| 1.0 - (f64::from(ones) / f64::from(crate::layout::PLANE_BITS)).powi(k as i32))
+        .product();
+    1.0 - none
+}
+
 #[cfg(all(test, not(blockbloom_loom)))]
 mod tests {
     use super::*;
@@ -439,5 +471,44 @@ mod tests {
         assert!(c.is_empty() && c.fpr() == 0.0);
         c.add_line(&[0; WORDS], 5, 7);
         assert_eq!((c.fpr(), c.len(7), c.false_positives(7)), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn the_estimated_rate_is_the_measured_one() {
+        let hasher = crate::hash::KeyHasher::new(3);
+        let k = 7;
+        let (lines, per_plane) = (2_000usize, 8usize);
+        let store: Vec<Line> = (0..lines).map(|_| Line::new()).collect();
+        let newest = AtomicU64::new(0);
+        let mut key = 0u64;
+        for n in 100..104u64 {
+            newest.store(n, SeqCst);
+            for line in &store {
+                for _ in 0..per_plane {
+                    let mask = crate::layout::plane_mask(hasher.hash(&key), k);
+                    planes::insert_if_absent(line, &newest, n, mask);
+                    key += 1;
+                }
+            }
+        }
+        let estimated: f64 = store
+            .iter()
+            .map(|l| line_fpr(&core::array::from_fn(|i| l.word(i).load(SeqCst)), 103, k))
+            .sum::<f64>()
+            / lines as f64;
+        let probes = 200_000u64;
+        let fp = (0..probes)
+            .filter(|i| {
+                let h = hasher.hash(&(u64::MAX - i));
+                let line = &store[(*i as usize) % lines];
+                planes::contains(line, 103, crate::layout::plane_mask(h, k))
+            })
+            .count() as f64
+            / probes as f64;
+        eprintln!("estimated {estimated}, measured {fp}");
+        assert!(
+            (fp * 0.85..fp * 1.15).contains(&estimated),
+            "{estimated} vs {fp}"
+        );
     }
 }
