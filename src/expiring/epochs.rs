@@ -22,7 +22,7 @@ std::thread_local! {
     pub(super) static SWEPT_LINES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
 use crate::line::Line;
-use crate::storage::{nanos_since_1970, wall_clock_nanos};
+use crate::storage::{nanos_since_1970, wall_clock_bounds, wall_clock_nanos};
 use crate::sync::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed, SeqCst},
@@ -102,10 +102,23 @@ impl ExpiringBloomFilter {
         EPOCH_BOUNDS.with(|b| b.set((length, newest, start, end)));
     }
 
-    /// [`epoch_at`](Self::epoch_at) now: the clock read as a number, not a `SystemTime`.
+    /// [`epoch_at`](Self::epoch_at) now: the clock as a number, not a `SystemTime`, and
+    /// mostly not read: bounds on it from this thread's last reading
+    /// ([`wall_clock_bounds`]) decide the call when both lie in the newest epoch; the
+    /// clock is read for the rest (the 2 ms before an epoch's end, a new epoch).
     #[inline(always)]
     pub(super) fn epoch_now(&self) -> PlaneEpoch {
-        self.epoch_at_nanos(wall_clock_nanos())
+        let (lo, hi) = wall_clock_bounds();
+        if lo != hi {
+            // SeqCst: as in `epoch_at_nanos`.
+            let newest = self.clock(NEWEST).load(SeqCst);
+            if self.window.is_in(lo, newest) && self.window.is_in(hi, newest) && newest != 0 {
+                self.sweep_if_owed(newest);
+                return PlaneEpoch::at(newest);
+            }
+            return self.epoch_at_nanos(wall_clock_nanos());
+        }
+        self.epoch_at_nanos(lo)
     }
 
     /// [`epoch_at`](Self::epoch_at) of the time `nanos` after 1970; a call in the newest

@@ -107,7 +107,13 @@ pub use window::ExpiryWindow;
 ///
 /// Windows are at least one second long ([`Error::InvalidWindow`]). Epochs are counted
 /// from 1970 in the caller's `SystemTime`: every user of one filter must share a clock to
-/// within a second (NTP).
+/// within a second (NTP). The calls without `_at` work in the wall clock's epoch at the
+/// call, mostly without reading the clock: a thread reads it again once its CPU's
+/// time-stamp counter has run 1 ms since its last reading, and decides from the counter
+/// only while the next 2 ms lie in the newest epoch (Linux on x86-64 where the kernel keeps
+/// time by the counter; elsewhere each call reads the clock). In the 1 ms after the clock
+/// is stepped, a call may work as at a reading from before the step, as a caller that read
+/// the clock 1 ms before calling `_at` would.
 ///
 /// **Memory**: at 1%, 22.35 bits (2.79 bytes) per key of the window for a steady rate, 56.6
 /// sized for the worst burst (each sized for 0.97% at its worst moment, so that a filter's

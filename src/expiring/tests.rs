@@ -541,3 +541,28 @@ fn the_remembered_epoch_bounds_give_every_time_its_epoch() {
         }
     }
 }
+
+/// A call without `_at` works in its wall clock's epoch (`epoch_now`, which reads the
+/// clock mostly through this thread's last reading), across three epoch ends of a 1 s
+/// window (epochs of 667 ms), two filters taking turns on the thread.
+#[test]
+fn a_call_now_works_in_the_wall_clocks_epoch() {
+    let (a, b) = (
+        filter(Duration::from_secs(1), 1000, 0.01),
+        filter(Duration::from_secs(2), 1000, 0.01),
+    );
+    let last = a.window.epoch_of(SystemTime::now()) + 3;
+    let mut i = 0u64;
+    while a.window.epoch_of(SystemTime::now()) <= last {
+        for f in [&a, &b] {
+            let before = f.window.epoch_of(SystemTime::now());
+            let n = f.epoch_now().n;
+            let after = f.window.epoch_of(SystemTime::now());
+            assert!(before <= n && n <= after, "{i}: {before} {n} {after}");
+        }
+        i += 1;
+        if i.is_multiple_of(64) {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}

@@ -32,7 +32,7 @@ mod published;
 pub(crate) use alloc::{byte_size, Lines};
 #[cfg(feature = "internals")]
 pub use clock::{coarse_clock_nanos, coarse_clock_resolution};
-pub(crate) use clock::{nanos_since_1970, wall_clock_nanos};
+pub(crate) use clock::{nanos_since_1970, wall_clock_bounds, wall_clock_nanos};
 #[cfg(all(unix, not(blockbloom_loom)))]
 pub(crate) use fork::FileLock;
 pub(crate) use huge::HugePages;
