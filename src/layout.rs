@@ -106,10 +106,9 @@ pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
     m
 }
 
-/// Data bits of one word of an expiring filter's plane (its top 4 bits hold the word's
-/// label), and the bits of a plane: two such words, four planes to a line.
+/// The bits of an expiring filter's plane: two words of 60 data bits (a word's top 4 bits
+/// hold its label), four planes to a line.
 pub(crate) const PLANE_BITS: u32 = crate::math::planes::PLANE_BITS;
-pub(crate) const PLANE_WORD_BITS: u32 = PLANE_BITS / 2;
 
 /// A key's `k` bits in a 120-bit plane, as the masks of the plane's two words (bits 0..60
 /// of each): position `i` is the top 32 bits of `h · SALT[i]` scaled to 0..120.
@@ -117,11 +116,23 @@ pub(crate) const PLANE_WORD_BITS: u32 = PLANE_BITS / 2;
 pub(crate) fn plane_mask(h: u64, k: u32) -> [u64; 2] {
     let mut m = [0u64; 2];
     for salt in &SALTS[..k as usize] {
-        let p = (((h.wrapping_mul(*salt) >> 32) * u64::from(PLANE_BITS)) >> 32) as u32;
-        let w = (p >= PLANE_WORD_BITS) as u32;
-        m[w as usize] |= 1u64 << (p - w * PLANE_WORD_BITS);
+        let (word, bit) = plane_word_and_bit(h.wrapping_mul(*salt));
+        m[word] |= 1u64 << bit;
     }
     m
+}
+
+/// Position `p = x · 120 >> 32` of a plane, `x` the top 32 bits of `product`, as its word
+/// and bit: `p ≥ 60` (the second word) exactly when `x ≥ 2^31`, the product's top bit, and
+/// `p − 60` is then `(x − 2^31) · 120 >> 32` (2^31 · 120 is 60 · 2^32), so neither needs a
+/// comparison.
+#[inline(always)]
+fn plane_word_and_bit(product: u64) -> (usize, u32) {
+    let low31 = (product << 1) >> 33;
+    (
+        (product >> 63) as usize,
+        ((low31 * u64::from(PLANE_BITS)) >> 32) as u32,
+    )
 }
 
 /// Where a key lives in a filter: its block and the bits it sets there.
@@ -466,13 +477,31 @@ mod tests {
         );
     }
 
+    /// The word and bit are the position `x · 120 >> 32` split at 60, at the words' edges
+    /// and for products spread over the whole range.
+    #[test]
+    fn plane_words_and_bits_split_the_scaled_position() {
+        let hasher = KeyHasher::new(11);
+        let edges = [0, 1 << 31, (1 << 31) - 1, (1 << 31) + 1, u32::MAX as u64];
+        let tops = edges
+            .into_iter()
+            .chain((0..100_000u64).map(|i| hasher.hash(&i) >> 32));
+        for x in tops {
+            for low in [0, 1, u32::MAX as u64] {
+                let p = ((x * u64::from(PLANE_BITS)) >> 32) as u32;
+                let (word, bit) = plane_word_and_bit(x << 32 | low);
+                assert_eq!((word, bit), ((p / 60) as usize, p % 60), "x {x:#x}");
+            }
+        }
+    }
+
     #[test]
     fn plane_masks_are_golden_and_uniform() {
         let h =
             KeyHasher::new(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210).hash("https://example.com/");
         let golden = plane_mask(h, 7);
         assert_eq!(golden, [0x2000_0000_0040, 0x0408_0000_4001_0200]);
-        assert!(golden.iter().all(|w| w >> PLANE_WORD_BITS == 0));
+        assert!(golden.iter().all(|w| w >> (PLANE_BITS / 2) == 0));
         let hasher = KeyHasher::new(5);
         let mut counts = [0u32; PLANE_BITS as usize];
         for i in 0..120_000u64 {
