@@ -79,6 +79,20 @@ pub(crate) fn duration(obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
         .map_err(|_| PyValueError::new_err(format!("expire_after: not a duration: {secs}")))
 }
 
+/// A single call now (`at` None): `now`, the filter's own clock path, which mostly reads the
+/// wall clock's bounds from the thread's time-stamp counter (about 20 ns less than
+/// `SystemTime::now()` and a time given); else `at_time` at [`time`]`(at)`.
+fn now_or_at<R>(
+    at: Option<f64>,
+    now: impl FnOnce() -> PyResult<R>,
+    at_time: impl FnOnce(SystemTime) -> PyResult<R>,
+) -> PyResult<R> {
+    match at {
+        None => now(),
+        Some(_) => at_time(time(at)?),
+    }
+}
+
 /// `at` (seconds since 1970) as a time, or now: `ValueError` for a negative or NaN time,
 /// `OverflowError` for one past what the system's clock can hold (about 2.9e11 years).
 /// A time ahead of this machine's clock is taken as the clock (guarantee 6).
@@ -245,23 +259,32 @@ impl ExpiringBloomFilter {
     /// several threads or processes offering the same new key at once, one gets `True`.
     #[pyo3(signature = (key, at = None))]
     fn insert_if_absent(&self, key: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<bool> {
-        let t = time(at)?;
-        with_key(key, |k| self.inner.insert_if_absent_at(&k, t))
+        now_or_at(
+            at,
+            || with_key(key, |k| self.inner.insert_if_absent(&k)),
+            |t| with_key(key, |k| self.inner.insert_if_absent_at(&k, t)),
+        )
     }
 
     /// Inserts `key` at `at` (default now): seen for the window from then on, also if it
     /// was present (an insert renews the window).
     #[pyo3(signature = (key, at = None))]
     fn add(&self, key: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<()> {
-        let t = time(at)?;
-        with_key(key, |k| self.inner.insert_at(&k, t))
+        now_or_at(
+            at,
+            || with_key(key, |k| self.inner.insert(&k)),
+            |t| with_key(key, |k| self.inner.insert_at(&k, t)),
+        )
     }
 
     /// Whether `key` was inserted within the window before `at` (default now).
     #[pyo3(signature = (key, at = None))]
     fn contains(&self, key: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<bool> {
-        let t = time(at)?;
-        with_key(key, |k| self.inner.contains_at(&k, t))
+        now_or_at(
+            at,
+            || with_key(key, |k| self.inner.contains(&k)),
+            |t| with_key(key, |k| self.inner.contains_at(&k, t)),
+        )
     }
 
     /// `key in f`: `contains(key)` now.
