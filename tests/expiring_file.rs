@@ -1,5 +1,6 @@
 //! The file-backed `ExpiringBloomFilter` between OS processes: two processes racing one file
-//! through many epoch changes (and the sweeps they trigger) with clocks 0.7 s apart, a
+//! through many epoch changes (and the sweeps they trigger) with clocks 0.7 s apart, and on
+//! their real clocks across epoch changes, a
 //! process whose clock is a year ahead, a writer killed with SIGKILL, a file reopened two
 //! months after its last use, and the file reopened, sealed, refused by the other kinds'
 //! readers, and damaged.
@@ -25,8 +26,12 @@ const IDS: u64 = 20_000;
 const STEP: Duration = Duration::from_secs(300);
 
 fn open(path: &Path) -> Result<ExpiringBloomFilter, Error> {
+    open_with_window(path, HOUR)
+}
+
+fn open_with_window(path: &Path, window: Duration) -> Result<ExpiringBloomFilter, Error> {
     ExpiringBloomFilter::builder()
-        .expire_after(HOUR)
+        .expire_after(window)
         .capacity(IDS)
         .fpr(0.01)
         .open_file(path)
@@ -61,6 +66,22 @@ fn child() {
                 procs,
                 IDS,
             );
+            f.close().unwrap();
+        }
+        "race-now" => {
+            // The clock path (no `_at`): a 1 s window, 40 ms between chunks, so that the
+            // race crosses real epoch changes (epochs of 667 ms).
+            let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
+            let (me, procs): (usize, usize) = (args[3].parse().unwrap(), args[4].parse().unwrap());
+            let f = open_with_window(file, Duration::from_secs(1)).unwrap();
+            let chunk = std::cell::Cell::new(usize::MAX);
+            let claim = |u: &str, c: usize| {
+                if chunk.replace(c) != c {
+                    std::thread::sleep(Duration::from_millis(40));
+                }
+                f.insert_if_absent(u)
+            };
+            race(&claim, dir, me, procs, IDS);
             f.close().unwrap();
         }
         "ahead" => {
@@ -140,6 +161,36 @@ fn two_processes_race_one_expiring_file_across_epoch_changes() {
         old.len()
     );
     println!("2 processes, 13 epoch changes: {once} URLs won once, 0 twice, 0 missing of {} won in the window ({never_won} there won by nobody), {kept}/{} old kept", recent.len(), old.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same race on the clock path (`insert_if_absent`, each process reading its wall
+/// clock through its counter) in real time across at least two epoch changes: no URL is
+/// won twice.
+#[test]
+fn two_processes_race_one_expiring_file_on_the_clock_across_epoch_changes() {
+    const PROCS: usize = 2;
+    let dir = temp_dir("exp-race-now");
+    let file = dir.join("seen.bloom");
+    let window = blockbloom::ExpiryWindow::new(Duration::from_secs(1)).unwrap();
+    let first = window.epoch_of(SystemTime::now());
+    let children: Vec<_> = (0..PROCS)
+        .map(|p| {
+            let role = format!("race-now {} {} {p} {PROCS}", file.display(), dir.display());
+            spawn_child(&role, Stdio::null())
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a worker failed");
+    }
+    let changes = window.epoch_of(SystemTime::now()) - first;
+    assert!(changes >= 2, "the race crossed {changes} epoch changes");
+    let wins = wins(&dir, PROCS, IDS);
+    let twice = wins.iter().filter(|&&w| w > 1).count();
+    let once = wins.iter().filter(|&&w| w == 1).count();
+    assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");
+    assert!(once as f64 >= IDS as f64 * 0.985, "only {once} URLs won");
+    println!("2 processes on the clock, {changes} epoch changes: {once} URLs won once, 0 twice");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
