@@ -74,14 +74,28 @@ fn child() {
             let (file, dir) = (Path::new(args[1]), Path::new(args[2]));
             let (me, procs): (usize, usize) = (args[3].parse().unwrap(), args[4].parse().unwrap());
             let f = open_with_window(file, Duration::from_secs(1)).unwrap();
-            let chunk = std::cell::Cell::new(usize::MAX);
+            let (chunk, id) = (std::cell::Cell::new(usize::MAX), std::cell::Cell::new(0));
+            let won_at = std::cell::RefCell::new(String::new());
             let claim = |u: &str, c: usize| {
                 if chunk.replace(c) != c {
                     std::thread::sleep(Duration::from_millis(40));
                 }
-                f.insert_if_absent(u)
+                let won = f.insert_if_absent(u);
+                if won {
+                    // `race` offers the ids in order: the win's id and when it returned.
+                    let ns = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .unwrap()
+                        .as_nanos();
+                    won_at
+                        .borrow_mut()
+                        .push_str(&format!("{} {ns}\n", id.get()));
+                }
+                id.set(id.get() + 1);
+                won
             };
             race(&claim, dir, me, procs, IDS);
+            std::fs::write(dir.join(format!("won-at.{me}")), won_at.take()).unwrap();
             f.close().unwrap();
         }
         "ahead" => {
@@ -166,7 +180,8 @@ fn two_processes_race_one_expiring_file_across_epoch_changes() {
 
 /// The same race on the clock path (`insert_if_absent`, each process reading its wall
 /// clock through its counter) in real time across at least two epoch changes: no URL is
-/// won twice.
+/// won twice within its window (a worker stalled past the 1 s window by a loaded machine
+/// may win a URL again, later than the window).
 #[test]
 fn two_processes_race_one_expiring_file_on_the_clock_across_epoch_changes() {
     const PROCS: usize = 2;
@@ -185,12 +200,28 @@ fn two_processes_race_one_expiring_file_on_the_clock_across_epoch_changes() {
     }
     let changes = window.epoch_of(SystemTime::now()) - first;
     assert!(changes >= 2, "the race crossed {changes} epoch changes");
-    let wins = wins(&dir, PROCS, IDS);
-    let twice = wins.iter().filter(|&&w| w > 1).count();
-    let once = wins.iter().filter(|&&w| w == 1).count();
-    assert_eq!(twice, 0, "{twice} URLs were fetched by two processes");
-    assert!(once as f64 >= IDS as f64 * 0.985, "only {once} URLs won");
-    println!("2 processes on the clock, {changes} epoch changes: {once} URLs won once, 0 twice");
+    let mut won_at: Vec<Vec<u128>> = vec![Vec::new(); IDS as usize];
+    for p in 0..PROCS {
+        let text = std::fs::read_to_string(dir.join(format!("won-at.{p}"))).unwrap();
+        for line in text.lines() {
+            let (id, ns) = line.split_once(' ').unwrap();
+            won_at[id.parse::<usize>().unwrap()].push(ns.parse().unwrap());
+        }
+    }
+    let second = |t: &Vec<u128>| (t.len() > 1).then(|| t[0].abs_diff(t[1]));
+    let within = won_at
+        .iter()
+        .filter_map(second)
+        .filter(|&d| d < 1_000_000_000)
+        .count();
+    let twice = won_at.iter().filter(|t| t.len() > 1).count();
+    let won = won_at.iter().filter(|t| !t.is_empty()).count();
+    assert_eq!(
+        within, 0,
+        "{within} URLs were won by both processes within the window"
+    );
+    assert!(won as f64 >= IDS as f64 * 0.985, "only {won} URLs won");
+    println!("2 processes on the clock, {changes} epoch changes: {won} URLs won, {twice} of them twice (later than the window)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
