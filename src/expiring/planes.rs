@@ -212,22 +212,53 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
     insert_if_absent_in(line, newest, &PlaneEpoch::at(n), mask)
 }
 
-/// [`insert_if_absent`] with the epoch's labels computed once (a batch's).
+/// [`insert_if_absent`] with the epoch's labels computed once (a batch's). The protocol's
+/// first pass is inlined: it decides every call but those that meet an epoch's change (a
+/// later epoch's word in the way, or a newer epoch after the win), which go on out of line
+/// ([`decide_from`]), so that the common pass keeps its values in registers.
 #[inline(always)]
 pub(crate) fn insert_if_absent_in(
     line: &Line,
     newest: &AtomicU64,
-    first: &PlaneEpoch,
+    e: &PlaneEpoch,
     mask: [u64; 2],
 ) -> bool {
-    let (mut n, mut after) = (first.n, None);
+    // The newest epoch was read before the line (by the caller).
+    seq_cst_order();
+    let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
+    if e.holds(&words, mask, None) {
+        return false;
+    }
+    match line.claim_plane(e.plane, e.label, mask, |l| e.replaceable(e.plane, l)) {
+        PlaneClaim::Lost => false,
+        PlaneClaim::Stale => {
+            let n = e.n.max(newest.load(SeqCst)).max(e.n + 1);
+            decide_from(line, newest, n, None, mask)
+        }
+        PlaneClaim::Won => {
+            // The winning write before the re-read of the newest epoch.
+            seq_cst_order();
+            let now = newest.load(SeqCst);
+            now <= e.n || decide_from(line, newest, now, Some(e.n), mask)
+        }
+    }
+}
+
+/// The protocol's loop from epoch `n` on, for a call whose first pass did not decide: a
+/// caller that won in epoch `after` and must decide again in `n`, or one whose plane held a
+/// later epoch's word.
+#[cold]
+#[inline(never)]
+fn decide_from(
+    line: &Line,
+    newest: &AtomicU64,
+    mut n: u64,
+    mut after: Option<u64>,
+    mask: [u64; 2],
+) -> bool {
     loop {
-        let e = if n == first.n {
-            *first
-        } else {
-            PlaneEpoch::at(n)
-        };
-        // The newest epoch was read before the line (the caller's read, or ours below).
+        let e = PlaneEpoch::at(n);
+        // The newest epoch was read before the line (ours below, or the first pass's).
         seq_cst_order();
         let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
         if e.holds(&words, mask, after) {
