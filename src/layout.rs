@@ -128,8 +128,16 @@ pub(crate) fn plane_mask(h: u64, k: u32) -> [u64; 2] {
 fn plane_mask_of(h: u64, salts: &[u64]) -> [u64; 2] {
     let mut m = [0u64; 2];
     for salt in salts {
-        let (word, bit) = plane_word_and_bit(h.wrapping_mul(*salt));
-        m[word] |= 1u64 << bit;
+        let product = h.wrapping_mul(*salt);
+        let (_, bit) = plane_word_and_bit(product);
+        // The word chosen by a mask (all ones for the second: the product's top bit spread),
+        // not by indexing `m`: indexed by a computed word, `m` lives in memory and each OR
+        // waits for the previous one's store to be forwarded (batches about 3 ns a key
+        // slower on a Zen 3).
+        let b = 1u64 << bit;
+        let second = b & (product as i64 >> 63) as u64;
+        m[1] |= second;
+        m[0] |= b ^ second;
     }
     m
 }
