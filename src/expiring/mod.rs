@@ -268,7 +268,9 @@ impl ExpiringBloomFilter {
     /// writes in plane `n mod 4` under `n`'s label (`planes.rs`):
     /// 1. Load the line. If a plane holds all of the key's bits under a label live in `n`
     ///    (the epochs `n − 3 ..= n`, and those up to `n + 4` that a newer caller wrote),
-    ///    return `false`.
+    ///    return `false`. (The labels after `n` are tested only if the newest epoch, read
+    ///    again after the line, has moved on: a writer moves it on before it writes, so
+    ///    otherwise the loaded line holds none.)
     /// 2. Claim the key's bits in plane `n mod 4` under `n`'s label as the plain filter
     ///    claims its bits
     ///    ([`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent)): every

@@ -131,25 +131,38 @@ impl PlaneEpoch {
         })
     }
 
+    /// [`holds`](Self::holds) with no `after`, under the labels of `n − 3 ..= n` alone: the
+    /// same answer wherever no word of a later epoch is among `words`, which the newest
+    /// epoch read after them shows (a writer moves it on before it writes).
+    #[inline(always)]
+    pub(crate) fn holds_up_to_n(&self, words: &[u64; WORDS], mask: [u64; 2]) -> bool {
+        self.holds_under(words, mask, false)
+    }
+
+    /// `Line::plane_holds` for every plane under its live label, and under its newer one if
+    /// `newer`, with one XOR and one AND per word ([`test`](Self::test); a mask is never
+    /// empty, and live labels never 0).
+    #[inline(always)]
+    fn holds_under(&self, words: &[u64; WORDS], mask: [u64; 2], newer: bool) -> bool {
+        let test = Self::test(mask);
+        let mut held = false;
+        for q in 0..PLANES as usize {
+            let (a, b) = (words[2 * q], words[2 * q + 1]);
+            held |= Self::held_under(a, b, self.want[q][0], test);
+            if newer {
+                held |= Self::held_under(a, b, self.want[q][1], test);
+            }
+        }
+        held
+    }
+
     /// Whether the line (its words as loaded) holds the key of `mask` in a live plane,
     /// other than those of epochs up to `after` (a call deciding again, whose own bits
     /// are in `after`'s plane).
     #[inline(always)]
     pub(crate) fn holds(&self, words: &[u64; WORDS], mask: [u64; 2], after: Option<u64>) -> bool {
         if after.is_none() {
-            // `Line::plane_holds` for every plane, no branch on which holds the key (a
-            // repeat's plane is any of the four: an early exit would be mispredicted), with
-            // one XOR and one AND per word ([`test`](Self::test); a mask is never empty,
-            // and live labels never 0).
-            let test = Self::test(mask);
-            let mut held = false;
-            for q in 0..PLANES as usize {
-                let (a, b) = (words[2 * q], words[2 * q + 1]);
-                for want in self.want[q] {
-                    held |= Self::held_under(a, b, want, test);
-                }
-            }
-            return held;
+            return self.holds_under(words, mask, true);
         }
         (0..PLANES as usize).any(|q| {
             let mut live = self.live[q];
@@ -226,8 +239,16 @@ pub(crate) fn insert_if_absent_in(
     // The newest epoch was read before the line (by the caller).
     seq_cst_order();
     let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
-    if e.holds(&words, mask, None) {
+    if e.holds_up_to_n(&words, mask) {
         return false;
+    }
+    // Step 1's labels of `n + 1 ..= n + 4` are needed only if the newest epoch has moved on
+    // since the caller read it: a writer moves it on before it writes, so a word of a later
+    // epoch among those loaded means a newer epoch read now. Then step 1 is run again with
+    // them, out of line.
+    seq_cst_order();
+    if newest.load(SeqCst) != e.n {
+        return decide_from(line, newest, e.n, None, mask);
     }
     match line.claim_plane(e.plane, e.label, mask, |l| e.replaceable(e.plane, l)) {
         PlaneClaim::Lost => false,
@@ -509,6 +530,20 @@ mod tests {
         assert!(!insert_if_absent(&line, &newest, 51, mask));
         let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
         assert!(Line::plane_holds(&words, 51 % 4, mask, [label(51), 0]));
+    }
+
+    /// A caller still in epoch 40 when a newer one has inserted the key in 41: `false`, and
+    /// nothing written (the labels of the epochs after 40 are tested, since the newest
+    /// epoch has moved on since the caller read it).
+    #[test]
+    fn a_call_an_epoch_behind_finds_a_newer_callers_key_without_writing() {
+        let (line, newest) = (Line::new(), AtomicU64::new(41));
+        let mask = [1 << 7 | 1 << 30, 1 << 2];
+        assert!(insert_if_absent(&line, &newest, 41, mask));
+        let words = || -> [u64; WORDS] { core::array::from_fn(|i| line.word(i).load(SeqCst)) };
+        let before = words();
+        assert!(!insert_if_absent(&line, &newest, 40, mask));
+        assert_eq!(words(), before);
     }
 
     /// The interleaving the re-read exists for, step by step: B reads the newest epoch as
