@@ -32,10 +32,10 @@ use std::time::SystemTime;
 
 #[cfg(not(blockbloom_loom))]
 std::thread_local! {
-    /// The bounds of the last epoch a call on this thread found `t` in, as `SystemTime`s,
-    /// with the epoch length and number they are of ([`ExpiringBloomFilter::epoch_at`]).
-    static EPOCH_BOUNDS: core::cell::Cell<(u64, u64, SystemTime, SystemTime)> =
-        const { core::cell::Cell::new((0, 0, SystemTime::UNIX_EPOCH, SystemTime::UNIX_EPOCH)) };
+    /// The end of the last epoch a call on this thread found `t` in, as a `SystemTime`,
+    /// with the epoch length and number it is of ([`ExpiringBloomFilter::epoch_at`]).
+    static EPOCH_END: core::cell::Cell<(u64, u64, SystemTime)> =
+        const { core::cell::Cell::new((0, 0, SystemTime::UNIX_EPOCH)) };
 }
 
 /// The latest time a call may work at (guarantee 6), in nanoseconds since 1970: this
@@ -65,33 +65,35 @@ impl ExpiringBloomFilter {
     /// The epoch a call at `t` works in: the newest any call has used, moved on to `t`'s
     /// own if that is later (guarantee 5: a clock behind works in the newest epoch).
     ///
-    /// A `t` inside the newest epoch is recognised by comparing it with the epoch's bounds
-    /// as `SystemTime`s, remembered per thread for an epoch length and epoch number (a pure
-    /// function of the two, so any filter may use them): turning `t` into nanoseconds
-    /// (`duration_since`, 56 instructions) is only for the other calls.
+    /// A `t` inside the newest epoch or behind it is recognised by comparing it with the
+    /// epoch's end as a `SystemTime`, remembered per thread for an epoch length and epoch
+    /// number (a pure function of the two, so any filter may use it): turning `t` into
+    /// nanoseconds (`duration_since`, 56 instructions) is only for the other calls.
     #[inline(always)]
     pub(super) fn epoch_at(&self, t: SystemTime) -> PlaneEpoch {
         #[cfg(not(blockbloom_loom))]
         {
             let newest = self.clock(NEWEST).load(SeqCst);
-            let (length, n, start, end) = EPOCH_BOUNDS.with(core::cell::Cell::get);
+            let (length, n, end) = EPOCH_END.with(core::cell::Cell::get);
             let mine = n == newest && length == self.window.nanos_per_epoch() && newest != 0;
-            if mine && start <= t && t < end {
+            // A time before the newest epoch's end is in it or behind it: either way the
+            // call works in the newest (as `epoch_off_the_newest` decides for one behind).
+            if mine && t < end {
                 self.sweep_if_owed(newest);
                 return PlaneEpoch::at(newest);
             }
         }
         let nanos = nanos_since_1970(t);
         #[cfg(not(blockbloom_loom))]
-        self.remember_bounds(nanos);
+        self.remember_end(nanos);
         self.epoch_at_nanos(nanos)
     }
 
-    /// Remembers on this thread the bounds of the newest epoch if `nanos` lies in it.
+    /// Remembers on this thread the end of the newest epoch if `nanos` lies in it.
     #[cfg(not(blockbloom_loom))]
     #[cold]
     #[inline(never)]
-    fn remember_bounds(&self, nanos: u64) {
+    fn remember_end(&self, nanos: u64) {
         let newest = self.clock(NEWEST).load(Relaxed);
         let length = self.window.nanos_per_epoch();
         if newest == 0 || !self.window.is_in(nanos, newest) {
@@ -99,7 +101,7 @@ impl ExpiringBloomFilter {
         }
         let start = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(newest * length);
         let end = start + std::time::Duration::from_nanos(length);
-        EPOCH_BOUNDS.with(|b| b.set((length, newest, start, end)));
+        EPOCH_END.with(|b| b.set((length, newest, end)));
     }
 
     /// [`epoch_at`](Self::epoch_at) now: the clock as a number, not a `SystemTime`, and

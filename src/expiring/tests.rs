@@ -508,7 +508,7 @@ fn the_steady_planes_take_22_35_bits_per_key_at_1_percent() {
     ));
 }
 
-/// `epoch_at` remembers the newest epoch's bounds per thread: its epoch is `t`'s own
+/// `epoch_at` remembers the newest epoch's end per thread: its epoch is `t`'s own
 /// arithmetic's for times on both sides of every bound, with two filters of other epoch
 /// lengths taking turns on the thread and the newest epoch moving on.
 #[test]
