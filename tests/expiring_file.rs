@@ -120,6 +120,20 @@ fn child() {
     }
 }
 
+/// Runs `procs` worker processes of `role` on `file` (their win records in `dir`) at once,
+/// and waits for them all to succeed.
+fn race_workers(role: &str, file: &Path, dir: &Path, procs: usize) {
+    let children: Vec<_> = (0..procs)
+        .map(|p| {
+            let role = format!("{role} {} {} {p} {procs}", file.display(), dir.display());
+            spawn_child(&role, Stdio::null())
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a worker failed");
+    }
+}
+
 /// Two processes offer the same new URLs in the same order, meeting before every 500,
 /// while their time crosses 13 epoch changes: no URL is won twice, and afterwards the URLs
 /// of the last window are all seen and those older than 1.25 windows forgotten.
@@ -128,15 +142,7 @@ fn two_processes_race_one_expiring_file_across_epoch_changes() {
     const PROCS: usize = 2;
     let dir = temp_dir("exp-race");
     let file = dir.join("seen.bloom");
-    let children: Vec<_> = (0..PROCS)
-        .map(|p| {
-            let role = format!("race {} {} {p} {PROCS}", file.display(), dir.display());
-            spawn_child(&role, Stdio::null())
-        })
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success(), "a worker failed");
-    }
+    race_workers("race", &file, &dir, PROCS);
     let wins = wins(&dir, PROCS, IDS);
     let twice = wins.iter().filter(|&&w| w > 1).count();
     let once = wins.iter().filter(|&&w| w == 1).count();
@@ -189,15 +195,7 @@ fn two_processes_race_one_expiring_file_on_the_clock_across_epoch_changes() {
     let file = dir.join("seen.bloom");
     let window = blockbloom::ExpiryWindow::new(Duration::from_secs(1)).unwrap();
     let first = window.epoch_of(SystemTime::now());
-    let children: Vec<_> = (0..PROCS)
-        .map(|p| {
-            let role = format!("race-now {} {} {p} {PROCS}", file.display(), dir.display());
-            spawn_child(&role, Stdio::null())
-        })
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success(), "a worker failed");
-    }
+    race_workers("race-now", &file, &dir, PROCS);
     let changes = window.epoch_of(SystemTime::now()) - first;
     assert!(changes >= 2, "the race crossed {changes} epoch changes");
     let mut won_at: Vec<Vec<u128>> = vec![Vec::new(); IDS as usize];
