@@ -38,7 +38,7 @@ pub mod __bench;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod __planes {
-    pub use crate::expiring::planes::PlanesModel;
+    pub use crate::expiring::planes_model::PlanesModel;
 }
 
 /// The expiring filter's planes on lines one caller owns at a time, for the Redis module.

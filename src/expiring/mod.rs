@@ -8,6 +8,8 @@ mod estimates;
 pub(crate) mod in_place;
 mod persist;
 pub(crate) mod planes;
+#[cfg(feature = "internals")]
+pub(crate) mod planes_model;
 pub(crate) mod window;
 
 use core::fmt;
