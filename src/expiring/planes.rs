@@ -266,8 +266,9 @@ pub(crate) fn insert_if_absent_in(
 }
 
 /// The protocol's loop from epoch `n` on, for a call whose first pass did not decide: a
-/// caller that won in epoch `after` and must decide again in `n`, or one whose plane held a
-/// later epoch's word.
+/// caller that won in epoch `after` and must decide again in `n`, one whose plane held a
+/// later epoch's word, or one that found the newest epoch moved on after loading its line
+/// (step 1 again in its own epoch, the later epochs' labels included).
 #[cold]
 #[inline(never)]
 fn decide_from(
