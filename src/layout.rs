@@ -106,54 +106,8 @@ pub(crate) fn slot_mask(h: u64, k: u32) -> [u64; WORDS] {
     m
 }
 
-/// The bits of an expiring filter's plane: two words of 60 data bits (a word's top 4 bits
-/// hold its label), four planes to a line.
-pub(crate) const PLANE_BITS: u32 = crate::math::planes::PLANE_BITS;
-
-/// A key's `k` bits in a 120-bit plane, as the masks of the plane's two words (bits 0..60
-/// of each): position `i` is the top 32 bits of `h · SALT[i]` scaled to 0..120.
-#[inline(always)]
-pub(crate) fn plane_mask(h: u64, k: u32) -> [u64; 2] {
-    // The 1% filters' 7 positions unrolled (a loop of a count known only at run time costs
-    // about 4 instructions a position); the branch goes the same way for every key of a
-    // filter.
-    if k == 7 {
-        return plane_mask_of(h, &SALTS[..7]);
-    }
-    plane_mask_of(h, &SALTS[..k as usize])
-}
-
-/// [`plane_mask`] with the salts of its positions.
-#[inline(always)]
-fn plane_mask_of(h: u64, salts: &[u64]) -> [u64; 2] {
-    let mut m = [0u64; 2];
-    for salt in salts {
-        let product = h.wrapping_mul(*salt);
-        let (_, bit) = plane_word_and_bit(product);
-        // The word chosen by a mask (all ones for the second: the product's top bit spread),
-        // not by indexing `m`: indexed by a computed word, `m` lives in memory and each OR
-        // waits for the previous one's store to be forwarded (batches about 3 ns a key
-        // slower on a Zen 3).
-        let b = 1u64 << bit;
-        let second = b & (product as i64 >> 63) as u64;
-        m[1] |= second;
-        m[0] |= b ^ second;
-    }
-    m
-}
-
-/// Position `p = x · 120 >> 32` of a plane, `x` the top 32 bits of `product`, as its word
-/// and bit: `p ≥ 60` (the second word) exactly when `x ≥ 2^31`, the product's top bit, and
-/// `p − 60` is then `(x − 2^31) · 120 >> 32` (2^31 · 120 is 60 · 2^32), so neither needs a
-/// comparison.
-#[inline(always)]
-fn plane_word_and_bit(product: u64) -> (usize, u32) {
-    let low31 = (product << 1) >> 33;
-    (
-        (product >> 63) as usize,
-        ((low31 * u64::from(PLANE_BITS)) >> 32) as u32,
-    )
-}
+mod planes;
+pub(crate) use planes::{plane_mask, PLANE_BITS};
 
 /// Where a key lives in a filter: its block and the bits it sets there.
 ///
@@ -494,48 +448,6 @@ mod tests {
                 0x0000_0000_0000_0001,
                 0x0200_0000_2000_0000,
             ]
-        );
-    }
-
-    /// The word and bit are the position `x · 120 >> 32` split at 60, at the words' edges
-    /// and for products spread over the whole range.
-    #[test]
-    fn plane_words_and_bits_split_the_scaled_position() {
-        let hasher = KeyHasher::new(11);
-        let edges = [0, 1 << 31, (1 << 31) - 1, (1 << 31) + 1, u32::MAX as u64];
-        let tops = edges
-            .into_iter()
-            .chain((0..100_000u64).map(|i| hasher.hash(&i) >> 32));
-        for x in tops {
-            for low in [0, 1, u32::MAX as u64] {
-                let p = ((x * u64::from(PLANE_BITS)) >> 32) as u32;
-                let (word, bit) = plane_word_and_bit(x << 32 | low);
-                assert_eq!((word, bit), ((p / 60) as usize, p % 60), "x {x:#x}");
-            }
-        }
-    }
-
-    #[test]
-    fn plane_masks_are_golden_and_uniform() {
-        let h =
-            KeyHasher::new(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210).hash("https://example.com/");
-        let golden = plane_mask(h, 7);
-        assert_eq!(golden, [0x2000_0000_0040, 0x0408_0000_4001_0200]);
-        assert!(golden.iter().all(|w| w >> (PLANE_BITS / 2) == 0));
-        let hasher = KeyHasher::new(5);
-        let mut counts = [0u32; PLANE_BITS as usize];
-        for i in 0..120_000u64 {
-            let m = plane_mask(hasher.hash(&i), 1);
-            let p = if m[0] != 0 {
-                m[0].trailing_zeros()
-            } else {
-                60 + m[1].trailing_zeros()
-            };
-            counts[p as usize] += 1;
-        }
-        assert!(
-            counts.iter().all(|&c| (850..1150).contains(&c)),
-            "{counts:?}"
         );
     }
 

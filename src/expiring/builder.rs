@@ -32,8 +32,8 @@ pub enum Arrival {
     Steady,
     /// `capacity` keys in any span of a window, however bunched: one epoch may bring all
     /// of them, and two such epochs can be live at once (a window's keys, then the next
-    /// window's), at 2.5 times the memory of [`Steady`](Self::Steady) (56.6 bits per key
-    /// at 1%, against 22.35). A steady filter under that burst has a higher rate for a while
+    /// window's), at 2.5 times the memory of [`Steady`](Self::Steady) (56.7 bits per key
+    /// at 1%, against 22.39). A steady filter under that burst has a higher rate for a while
     /// (25% where 1% was asked), which its `estimated_fpr` shows.
     WorstBurst,
 }

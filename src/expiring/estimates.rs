@@ -20,8 +20,9 @@ impl ExpiringBloomFilter {
     }
 
     /// The false-positive rate at `t`, from the bits live then (reads the whole filter): the
-    /// mean over lines of `1 − Π (1 − f^k)`, `f` the share of a plane's 120 bits set under
-    /// a live label. It changes nothing, the filter's clock included: for a `t` before the
+    /// mean over lines of `1 − Π (1 − r)` over the live planes, `r` the chance that a key's
+    /// bits (`⌈k/2⌉` in one word of the plane, `⌊k/2⌋` in the other) all lie on bits set
+    /// under a live label. It changes nothing, the filter's clock included: for a `t` before the
     /// newest epoch any call has used, the rate in it (where every call works); past it,
     /// the rate of what is still live then, and 0 once `t` is a whole window past it.
     ///

@@ -228,7 +228,7 @@ impl ShardClock {
 pub struct PlanesCensus {
     /// Lines counted.
     pub lines: u64,
-    /// The sum over lines of each line's rate (`1 − Π (1 − f^k)` over its live planes).
+    /// The sum over lines of each line's rate (`1 − Π (1 − r_q)` over its live planes).
     pub fpr_sum: f64,
     /// Live bits by age: `[0]` the epoch's own plane, `[3]` the oldest live one.
     pub ones: [u64; PLANES as usize],
@@ -240,7 +240,7 @@ impl PlanesCensus {
         self.lines += 1;
         self.fpr_sum += line_fpr(words, n, k);
         for (o, b) in self.ones.iter_mut().zip(live_bits(words, n)) {
-            *o += u64::from(b);
+            *o += u64::from(b[0] + b[1]);
         }
     }
 
@@ -262,11 +262,10 @@ impl PlanesCensus {
     }
 
     /// The keys in the live planes by age, from each plane's live bits (the inverse of a
-    /// 120-bit block's expected fill).
+    /// plane's expected fill, `math::planes::keys_from_plane_ones`).
     pub fn keys_per_age(&self, k: u32) -> [f64; PLANES as usize] {
-        let bits = self.lines * u64::from(PLANE_BITS);
         self.ones
-            .map(|o| crate::math::keys_from_ones(o, bits, k, PLANE_BITS))
+            .map(|o| crate::math::planes::keys_from_plane_ones(o, self.lines, k))
             .map(|x| if x.is_finite() { x } else { 0.0 })
     }
 
@@ -286,7 +285,9 @@ impl PlanesCensus {
     pub fn false_positives(&self, k: u32) -> f64 {
         let bits = self.lines as f64 * f64::from(PLANE_BITS);
         let keys = self.keys_per_age(k);
-        // A plane's rate with `x` keys in it: the blocked filter's, as its estimated keys.
+        // A plane's rate with `x` keys in it: the blocked filter's of 120-bit blocks, as its
+        // estimated keys (within 1% of the planes' split draws', `math::planes`, and cheaper
+        // to evaluate at every point of the integral).
         let rate = |x: f64| match x > 0.0 {
             true => crate::math::fpr_in_blocks(bits / x, k, f64::from(PLANE_BITS)),
             false => 0.0,
@@ -303,33 +304,42 @@ impl PlanesCensus {
     }
 }
 
-/// The bits each plane of a line holds under a label live in epoch `n`, from its words
-/// (the live label with more bits, where a plane holds `n − 3 ..= n`'s and a newer one's),
-/// indexed by age: `[0]` the plane of `n`, `[3]` that of `n − 3`.
-pub(crate) fn live_bits(words: &[u64; WORDS], n: u64) -> [u32; PLANES as usize] {
+/// The bits each plane of a line holds under a label live in epoch `n`, word by word, from
+/// its words (under the live label with more bits, where a plane holds `n − 3 ..= n`'s and
+/// a newer one's; a word under the other label holds none of them), indexed by age: `[0]`
+/// the plane of `n`, `[3]` that of `n − 3`.
+pub(crate) fn live_bits(words: &[u64; WORDS], n: u64) -> [[u32; 2]; PLANES as usize] {
     use crate::line::{DATA, LABEL_SHIFT};
     let e = PlaneEpoch::at(n);
     core::array::from_fn(|age| {
         let q = ((n + PLANES - age as u64) % PLANES) as usize;
-        let ones = |l: u64| -> u32 {
-            (0..2)
-                .map(|w| words[2 * q + w])
-                .filter(|v| v >> LABEL_SHIFT == l)
-                .map(|v| (v & DATA).count_ones())
-                .sum()
+        let ones = |l: u64| -> [u32; 2] {
+            core::array::from_fn(|w| {
+                let v = words[2 * q + w];
+                if v >> LABEL_SHIFT == l {
+                    (v & DATA).count_ones()
+                } else {
+                    0
+                }
+            })
         };
-        ones(e.live[q][0]).max(ones(e.live[q][1]))
+        let [older, newer] = e.live[q].map(ones);
+        if newer.iter().sum::<u32>() > older.iter().sum() {
+            newer
+        } else {
+            older
+        }
     })
 }
 
 /// The false-positive rate of a line for a caller in epoch `n`, from its words: a query
-/// tests each plane under its live labels, so the line's rate is `1 − Π (1 − f_q^k)`, `f_q`
-/// the share of plane `q`'s 120 bits set under one live label (a word under another label
-/// holds none of the plane's keys).
+/// tests each plane under its live labels, so the line's rate is `1 − Π (1 − r_q)`, `r_q`
+/// the chance that a key's bits all lie on plane `q`'s bits set under one live label
+/// (`math::planes::plane_words_fpr`).
 pub(crate) fn line_fpr(words: &[u64; WORDS], n: u64, k: u32) -> f64 {
     let none: f64 = live_bits(words, n)
         .iter()
-        .map(|&ones| 1.0 - (f64::from(ones) / f64::from(crate::layout::PLANE_BITS)).powi(k as i32))
+        .map(|&ones| 1.0 - crate::math::planes::plane_words_fpr(ones, k))
         .product();
     1.0 - none
 }

@@ -30,8 +30,9 @@ pub use window::ExpiryWindow;
 /// A Bloom filter whose keys expire: a key is "seen" for `expire_after` after the insert
 /// that added it, and "new" again at most a third later — a crawler's re-fetch interval.
 ///
-/// Each 64-byte line is four *planes* of 120 bits (two words, each with a 4-bit label),
-/// and a key's `k` bits lie in one line, so an operation costs one cache miss. Time is cut
+/// Each 64-byte line is four *planes* of 120 bits (two words of 60, each with a 4-bit
+/// label), and a key's `k` bits lie in one line (`⌈k/2⌉` in one word of a plane, the rest
+/// in the other), so an operation costs one cache miss. Time is cut
 /// into *epochs* of a third of the window (plus a third of a second); a key inserted in
 /// epoch `x` sets its bits in plane `x mod 4` under `x`'s label, and is present while a
 /// plane holds all of them under a label of the last four epochs. The first writer of a new
@@ -117,7 +118,7 @@ pub use window::ExpiryWindow;
 /// is stepped, a call may work as at a reading from before the step, as a caller that read
 /// the clock 1 ms before calling `_at` would.
 ///
-/// **Memory**: at 1%, 22.35 bits (2.79 bytes) per key of the window for a steady rate, 56.6
+/// **Memory**: at 1%, 22.39 bits (2.80 bytes) per key of the window for a steady rate, 56.7
 /// sized for the worst burst (each sized for 0.97% at its worst moment, so that a filter's
 /// own fill, which varies, stays at or under the target there) (docs/PERFORMANCE.md, "The expiring filter against its
 /// goals"); in memory on huge pages from the first touch by default

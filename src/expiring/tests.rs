@@ -165,7 +165,7 @@ fn promise_3_the_rate_holds_at_a_steady_rate_and_in_a_burst_when_sized_for_it() 
         }
         let at = t + e * 4 - Duration::from_nanos(1);
         assert_eq!(f.window().epoch_of(at), f.window().epoch_of(first) + 3);
-        (probe(f, at, "burst", 40_000), f.estimated_fpr_at(at))
+        (probe(f, at, "burst", 400_000), f.estimated_fpr_at(at))
     };
     // Sized for it, the rate holds.
     let sized = ExpiringBloomFilter::builder()
@@ -177,7 +177,9 @@ fn promise_3_the_rate_holds_at_a_steady_rate_and_in_a_burst_when_sized_for_it() 
         .unwrap();
     let (rate, est) = burst(&sized);
     eprintln!("steady arrival, worst moment: {steady} (estimated {steady_estimated}); worst burst, sized for it: {rate} (estimated {est})");
-    assert!(rate < 0.0115, "sized for bursts: {rate}");
+    // Sized for 0.97% in expectation; 3σ of 4·10^5 probes is 0.047%, and the filter's own
+    // rate spreads by about 0.013%.
+    assert!(rate < 0.0104, "sized for bursts: {rate}");
     assert!((rate * 0.6..rate * 1.6).contains(&est), "{est} vs {rate}");
     // Sized for steady arrival, it does not, and the estimate says so.
     let (rate, est) = burst(&filter(window, cap, 0.01));
@@ -477,12 +479,12 @@ fn the_oldest_generation_of_a_new_filter_began_at_its_first_call() {
     assert!(before <= started && started <= after, "{started:?}");
 }
 
-/// The planes' sizing at 1% for a month's window: 22.35 bits per key of the window at a
-/// steady rate (k = 7; the expected worst moment at 0.97%), 56.6 sized for the worst burst; an
+/// The planes' sizing at 1% for a month's window: 22.39 bits per key of the window at a
+/// steady rate (k = 7; the expected worst moment at 0.97%), 56.7 sized for the worst burst; an
 /// epoch is a third of the window and a second, so a one-second window needs twice the
 /// lines per key.
 #[test]
-fn the_steady_planes_take_22_35_bits_per_key_at_1_percent() {
+fn the_steady_planes_take_22_39_bits_per_key_at_1_percent() {
     let bits = |window: Duration, arrival| {
         let w = ExpiryWindow::new(window).unwrap();
         let s = sizing(1_000_000, 0.01, arrival, &w).unwrap();
@@ -490,11 +492,11 @@ fn the_steady_planes_take_22_35_bits_per_key_at_1_percent() {
     };
     let (steady, k) = bits(30 * DAY, Arrival::Steady);
     assert!(
-        (22.3..22.4).contains(&steady) && k == 7,
+        (22.38..22.39).contains(&steady) && k == 7,
         "{steady} bits, k {k}"
     );
     let (burst, _) = bits(30 * DAY, Arrival::WorstBurst);
-    assert!((56.5..56.7).contains(&burst), "{burst}");
+    assert!((56.6..56.7).contains(&burst), "{burst}");
     let (second, _) = bits(Duration::from_secs(1), Arrival::Steady);
     assert!((second / steady - 2.0).abs() < 0.01, "{second}");
     let zero = ExpiryWindow::new(DAY).unwrap();
