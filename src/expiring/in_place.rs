@@ -22,7 +22,8 @@ pub const SKEW: std::time::Duration = super::window::SKEW;
 /// A line's words, little-endian in memory: word `i` is bytes `8i..8i + 8`.
 pub type LineWords = [u64; WORDS];
 
-/// The key's bits within its plane (`k` positions in 0..120, two words of 60 bits).
+/// The key's bits within its plane, two words of 60 bits: `⌈k/2⌉` positions in one and
+/// `⌊k/2⌋` in the other.
 pub fn plane_mask(h: KeyHash, k: u32) -> [u64; 2] {
     crate::layout::plane_mask(h.to_bits(), k)
 }
