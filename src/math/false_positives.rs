@@ -71,14 +71,19 @@ pub fn keys_from_ones(ones: u64, bits: u64, k: u32, block_bits: u32) -> f64 {
     if k == 0 || block_bits < 2 {
         return f64::NAN;
     }
+    let b = block_bits as f64;
+    keys_from_fill(ones, bits, -(k as f64 * (1.0 - 1.0 / b).ln()).exp_m1(), b)
+}
+
+/// The inverse of a blocked fill `1 − exp(−λ · per_key)`, `λ` keys per block of
+/// `block_bits`, `per_key` the share of a block's bits a key sets in expectation: the keys
+/// in `bits` bits with `ones` set (infinite when all are, 0 for none).
+pub(crate) fn keys_from_fill(ones: u64, bits: u64, per_key: f64, block_bits: f64) -> f64 {
     if bits == 0 || ones == 0 {
         return 0.0;
     }
     let fill = ones.min(bits) as f64 / bits as f64;
-    let b = block_bits as f64;
-    let per_key = -(k as f64 * (1.0 - 1.0 / b).ln()).exp_m1();
-    let lambda = -(-fill).ln_1p() / per_key;
-    lambda * (bits as f64 / b)
+    -(-fill).ln_1p() / per_key * (bits as f64 / block_bits)
 }
 
 /// The expected number of new keys taken for repeats (false positives) while a filter of

@@ -113,15 +113,11 @@ fn word_moments(draws: usize, heavy: u32, light: u32) -> Vec<(f64, f64)> {
 /// key leaves a given bit of its plane clear (`(q^⌈k/2⌉ + q^⌊k/2⌋) / 2`, `q = 59/60`).
 /// Infinite when every bit is set, 0 for none.
 pub(crate) fn keys_from_plane_ones(ones: u64, lines: u64, k: u32) -> f64 {
-    let bits = lines * u64::from(PLANE_BITS);
-    if bits == 0 || ones == 0 {
-        return 0.0;
-    }
-    let fill = ones.min(bits) as f64 / bits as f64;
     let (heavy, light) = split(k);
     let q = 1.0 - 1.0 / WORD_BITS as f64;
     let per_key = 1.0 - 0.5 * (q.powi(heavy as i32) + q.powi(light as i32));
-    -(-fill).ln_1p() / per_key * lines as f64
+    let bits = lines * u64::from(PLANE_BITS);
+    super::false_positives::keys_from_fill(ones, bits, per_key, f64::from(PLANE_BITS))
 }
 
 /// The rate of a query on a plane whose words hold `ones` bits set under its label, `k`
