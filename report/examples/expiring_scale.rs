@@ -2,13 +2,17 @@
 //! `ExpiringBloomFilter` (30-day window, 1%) against the plain `BloomFilter` (1%), each
 //! sized for CAPACITY keys, fed the same 2 · CAPACITY URLs of the workload's form, half of
 //! them new (each odd call repeats an earlier key), made a batch at a time outside the
-//! timing. Beside them, fed the same batches: the plain filter given as many bytes as the
+//! timing. The expiring filter twice: given the stream now (a whole window's keys at one
+//! time, all in one plane of each line: three times a plane's steady load), and given it
+//! at times spread evenly over the window that ends now (`_many_at`: its capacity at the
+//! steady rate it is sized for, a third of the keys in each epoch's plane, each epoch's
+//! sweep on the way). Beside them, fed the same batches: the plain filter given as many bytes as the
 //! expiring filter (sized for proportionally more keys: what the footprint alone costs);
 //! and the stream's physical limit in either filter's bytes (`bare`): the filters'
 //! pipeline down to one bit per key, loaded and set with a `fetch_or` where it was clear —
 //! no filter does less.
 //!
-//! All five live at once and take the stream in turns of 1,024 batches each, so that a
+//! All six live at once and take the stream in turns of 1,024 batches each, so that a
 //! shared machine's slow minutes fall on every one of them alike (run one after another,
 //! the same filter's passes over one stream differed by half at 10^9 on this report's
 //! machine; taking each batch in turn, every structure's lines evicted the others'
@@ -21,15 +25,16 @@
 //! cargo run --release -p blockbloom-bench --example expiring_scale [-- CAPACITY...]
 //! ```
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use blockbloom::__bench::Lines;
 use blockbloom::{BloomFilter, ExpiringBloomFilter, PREFETCH_DISTANCE};
 use blockbloom_bench::measure::physical_limit;
 use blockbloom_workload::{url, SplitMix64};
 
-/// One batch's `insert_if_absent` into one structure.
-type Batch<'a> = Box<dyn FnMut(&[&str], &mut [bool]) + 'a>;
+/// One batch's `insert_if_absent` into one structure, given the share of the stream
+/// before the batch (0 to 1).
+type Batch<'a> = Box<dyn FnMut(&[&str], f64, &mut [bool]) + 'a>;
 
 /// Batches of a structure run back to back before the next structure's turn: a turn
 /// (about 30–80 ms at 10^9) long against what one structure's random lines do to
@@ -81,13 +86,14 @@ fn stream(capacity: u64, ops: &mut [Batch]) -> Vec<f64> {
         going = false;
         for (j, op) in ops.iter_mut().enumerate() {
             for _ in 0..TURN {
+                let done = streams[j].i as f64 / streams[j].calls as f64;
                 if !streams[j].next_batch(&mut urls) {
                     break;
                 }
                 going = true;
                 let keys: Vec<&str> = urls.iter().map(String::as_str).collect();
                 let start = Instant::now();
-                op(&keys, &mut out[..keys.len()]);
+                op(&keys, done, &mut out[..keys.len()]);
                 spent[j] += start.elapsed();
             }
         }
@@ -107,7 +113,7 @@ fn bare(lines: usize) -> Batch<'static> {
     const D: usize = PREFETCH_DISTANCE;
     let arr = Lines::new(lines, true).expect("allocates");
     let hasher = BloomFilter::with_capacity(1000, 0.01).expect("allocates");
-    Box::new(move |keys, out| {
+    Box::new(move |keys, _, out| {
         let lines = arr.len() as u128;
         let hash = |k: &str| hasher.key_hash(k).to_bits();
         let place = |h: u64| {
@@ -150,16 +156,22 @@ fn main() {
         capacities = vec![1_000_000_000];
     }
     println!("batches of 1,024, ns per call; 1%, 30-day window; half the keys new\n");
-    println!("| capacity | plain | plain, expiring's bytes | expiring | ratio | over the same bytes | MB plain | MB expiring | MB on huge pages, of all five | the stream's limit, plain's bytes → expiring's (expiring's over the plain filter) | physical limit without the stream, plain's bytes → expiring's |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|");
+    println!("| capacity | plain | plain, expiring's bytes | expiring, at one time | ratio | over the same bytes | expiring, over the window | ratio | over the same bytes | MB plain | MB expiring | MB on huge pages, of all six | the stream's limit, plain's bytes → expiring's (expiring's over the plain filter) | physical limit without the stream, plain's bytes → expiring's |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|");
     for capacity in capacities {
         let plain = BloomFilter::with_capacity(capacity, 0.01).expect("allocates");
-        let expiring = ExpiringBloomFilter::builder()
-            .expire_after(Duration::from_secs(30 * 86_400))
-            .capacity(capacity)
-            .fpr(0.01)
-            .build()
-            .expect("allocates");
+        let window = Duration::from_secs(30 * 86_400);
+        let expiring_filter = || {
+            ExpiringBloomFilter::builder()
+                .expire_after(window)
+                .capacity(capacity)
+                .fpr(0.01)
+                .build()
+                .expect("allocates")
+        };
+        let (expiring, steady) = (expiring_filter(), expiring_filter());
+        // The window ending now: every time given is at most this machine's clock.
+        let start = SystemTime::now() - window;
         let (mb_plain, mb) = (
             plain.memory_bytes() as f64 / 1e6,
             expiring.memory_bytes() as f64 / 1e6,
@@ -169,25 +181,30 @@ fn main() {
         let mb_same = same.memory_bytes() as f64 / 1e6;
         let lines = |mb: f64| (mb * 1e6 / 64.0) as usize;
         let mut ops: Vec<Batch> = vec![
-            Box::new(|k, o| plain.insert_if_absent_many(k, o)),
-            Box::new(|k, o| same.insert_if_absent_many(k, o)),
-            Box::new(|k, o| expiring.insert_if_absent_many(k, o)),
+            Box::new(|k, _, o| plain.insert_if_absent_many(k, o)),
+            Box::new(|k, _, o| same.insert_if_absent_many(k, o)),
+            Box::new(|k, _, o| expiring.insert_if_absent_many(k, o)),
+            Box::new(|k, done, o| {
+                steady.insert_if_absent_many_at(k, start + window.mul_f64(done), o)
+            }),
             bare(lines(mb_plain)),
             bare(lines(mb)),
         ];
         let ns = stream(capacity, &mut ops);
         let huge = huge_mb();
         drop(ops);
-        let all = 2.0 * (mb_plain + mb) + mb_same;
-        let [p, q, e, sp, se] = ns[..] else {
-            unreachable!("five structures")
+        let all = 2.0 * mb_plain + 3.0 * mb + mb_same;
+        let [p, q, e, s, sp, se] = ns[..] else {
+            unreachable!("six structures")
         };
         let limit = |mb: f64| physical_limit(lines(mb), 20_000_000, 1, true);
         let (lp, le) = (limit(mb_plain), limit(mb));
         println!(
-            "| {capacity} | {p:.1} | {q:.1} ({mb_same:.0} MB) | {e:.1} | ×{:.2} | ×{:.2} | {mb_plain:.0} | {mb:.0} | {huge:.0} of {all:.0} | {sp:.1} → {se:.1} (×{:.2}; ×{:.2}) | {lp:.1} → {le:.1} (×{:.2}) |",
+            "| {capacity} | {p:.1} | {q:.1} ({mb_same:.0} MB) | {e:.1} | ×{:.2} | ×{:.2} | {s:.1} | ×{:.2} | ×{:.2} | {mb_plain:.0} | {mb:.0} | {huge:.0} of {all:.0} | {sp:.1} → {se:.1} (×{:.2}; ×{:.2}) | {lp:.1} → {le:.1} (×{:.2}) |",
             e / p,
             e / q,
+            s / p,
+            s / q,
             se / sp,
             se / p,
             le / lp
