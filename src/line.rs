@@ -279,9 +279,10 @@ impl Line {
     /// `label`, replacing a word whose label `replaceable` says may go (an empty word, or
     /// a dead epoch's: its data is dropped in the same compare-exchange that writes the new
     /// label and bits). The claim of [`claim_bits`](Self::claim_bits), word by word: the
-    /// highest missing bit decides, set last and alone, so that of the calls setting one
-    /// key's bits under one label at most one returns [`PlaneClaim::Won`]. A word with
-    /// another label that is not replaceable stops the claim: [`PlaneClaim::Stale`].
+    /// highest missing bit decides, and is set last (with the other missing bits of its
+    /// word, in one compare-exchange), so that of the calls setting one key's bits under
+    /// one label at most one returns [`PlaneClaim::Won`]. A word with another label that
+    /// is not replaceable stops the claim: [`PlaneClaim::Stale`].
     ///
     /// SeqCst: the expiring filter's proof across planes orders the winner's last write
     /// before its re-read of the newest epoch (a store-buffering pattern).
@@ -294,6 +295,23 @@ impl Line {
         replaceable: impl Fn(u64) -> bool,
     ) -> PlaneClaim {
         use crate::sync::Ordering::SeqCst;
+        let seen = [self.0[2 * p].load(SeqCst), self.0[2 * p + 1].load(SeqCst)];
+        self.claim_plane_seen(p, label, mask, replaceable, seen)
+    }
+
+    /// [`claim_plane`](Self::claim_plane) from the plane's words as the caller loaded them
+    /// (`seen`): each write is a compare-exchange from the value it was decided on, so the
+    /// claim is one on fresh loads, with two loads fewer before its first locked operation.
+    #[inline(always)]
+    pub(crate) fn claim_plane_seen(
+        &self,
+        p: usize,
+        label: u64,
+        mask: [u64; 2],
+        replaceable: impl Fn(u64) -> bool,
+        seen: [u64; 2],
+    ) -> PlaneClaim {
+        use crate::sync::Ordering::SeqCst;
         let words = [&self.0[2 * p], &self.0[2 * p + 1]];
         // The word's bits under `label` (none if replaceable), or `None` if it blocks.
         let ours = |v: u64| match v >> LABEL_SHIFT {
@@ -302,8 +320,8 @@ impl Line {
             _ => None,
         };
         let mut missing = [0u64; 2];
-        for (m, (word, want)) in missing.iter_mut().zip(words.iter().zip(mask)) {
-            match ours(word.load(SeqCst)) {
+        for (m, (&v, want)) in missing.iter_mut().zip(seen.iter().zip(mask)) {
+            match ours(v) {
                 Some(have) => *m = want & !have,
                 None => return PlaneClaim::Stale,
             }
@@ -314,30 +332,26 @@ impl Line {
             _ => 1,
         };
         let top_bit = 1u64 << (63 - missing[top].leading_zeros());
-        // Every missing bit but the deciding one, the word relabelled where it must be.
-        for (w, word) in words.iter().enumerate() {
-            let bits = missing[w] & !if w == top { top_bit } else { 0 };
-            if bits == 0 {
-                continue; // nothing to add (the deciding word is relabelled by its CAS)
-            }
-            let mut cur = word.load(SeqCst);
+        // The other word's missing bits first, relabelling it where it must be.
+        let other = 1 - top;
+        if missing[other] != 0 {
+            let mut cur = seen[other];
             loop {
                 let Some(have) = ours(cur) else {
                     return PlaneClaim::Stale;
                 };
-                let new = label << LABEL_SHIFT | have | bits;
+                let new = label << LABEL_SHIFT | have | mask[other];
                 if new == cur {
                     break;
                 }
-                match word.compare_exchange_weak(cur, new, SeqCst, SeqCst) {
+                match words[other].compare_exchange_weak(cur, new, SeqCst, SeqCst) {
                     Ok(_) => break,
                     Err(now) => cur = now,
                 }
             }
         }
-        // The deciding bit.
-        let word = words[top];
-        let mut cur = word.load(SeqCst);
+        // The deciding word: its missing bits and the deciding one in one compare-exchange.
+        let mut cur = seen[top];
         loop {
             let Some(have) = ours(cur) else {
                 return PlaneClaim::Stale;
@@ -345,9 +359,9 @@ impl Line {
             if have & top_bit != 0 {
                 return PlaneClaim::Lost;
             }
-            match word.compare_exchange_weak(
+            match words[top].compare_exchange_weak(
                 cur,
-                label << LABEL_SHIFT | have | top_bit,
+                label << LABEL_SHIFT | have | mask[top],
                 SeqCst,
                 SeqCst,
             ) {
@@ -485,6 +499,41 @@ mod tests {
         assert_eq!(w[5] >> 60, 0);
     }
 
+    /// A claim from words loaded earlier decides on what each word holds when its
+    /// compare-exchange runs: the earlier values only save loads.
+    #[test]
+    fn a_claim_from_earlier_words_decides_on_the_words_now() {
+        let mask = [1 << 4 | 1 << 9, 1 << 2 | 1 << 30];
+        // Plane 0 holding `now` while the claim decides from the empty words it loaded.
+        let claim = |now: [u64; 2]| {
+            let line = Line::new();
+            (0..2).for_each(|w| line.word(w).store(now[w], Relaxed));
+            let claim = line.claim_plane_seen(0, LIVE, mask, replaceable, [0, 0]);
+            (
+                claim,
+                [line.word(0).load(Relaxed), line.word(1).load(Relaxed)],
+            )
+        };
+        let key = [LIVE << 60 | mask[0], LIVE << 60 | mask[1]];
+        // Another call won meanwhile: lost, nothing written.
+        assert_eq!(claim(key), (PlaneClaim::Lost, key));
+        // Only the deciding bit is missing, set by another call: lost.
+        let top = [key[0], LIVE << 60 | 1 << 30];
+        assert_eq!(claim(top), (PlaneClaim::Lost, top));
+        // A later epoch's word arrived meanwhile: stale, that word unchanged (the other
+        // word's bits may be set, as when a claim meets the change between its words).
+        assert_eq!(claim([0, AHEAD << 60 | 1]).0, PlaneClaim::Stale);
+        assert_eq!(claim([0, AHEAD << 60 | 1]).1[1], AHEAD << 60 | 1);
+        assert_eq!(
+            claim([AHEAD << 60 | 1, 0]),
+            (PlaneClaim::Stale, [AHEAD << 60 | 1, 0])
+        );
+        // Other keys' bits arrived meanwhile: kept, the key's set with them.
+        let others = [LIVE << 60 | 1 << 50, LIVE << 60 | 1 << 2 | 1 << 40];
+        let both = [others[0] | key[0], others[1] | key[1]];
+        assert_eq!(claim(others), (PlaneClaim::Won, both));
+    }
+
     #[test]
     fn a_plane_needs_one_label_on_every_word_the_key_touches() {
         let mut w = [0u64; WORDS];
@@ -509,10 +558,19 @@ mod tests {
             let start = Barrier::new(3);
             let won: usize = std::thread::scope(|s| {
                 let tasks: Vec<_> = (0..3)
-                    .map(|_| {
-                        s.spawn(|| {
+                    .map(|t| {
+                        let (line, start) = (&line, &start);
+                        s.spawn(move || {
+                            // Two of the three claim from the words as loaded before the
+                            // race (the expiring filter's step 1): stale for all but one.
+                            let seen = [line.word(0).load(Relaxed), line.word(1).load(Relaxed)];
                             start.wait();
-                            line.claim_plane(0, LIVE, mask, replaceable) == PlaneClaim::Won
+                            let claim = if t == 0 {
+                                line.claim_plane(0, LIVE, mask, replaceable)
+                            } else {
+                                line.claim_plane_seen(0, LIVE, mask, replaceable, seen)
+                            };
+                            claim == PlaneClaim::Won
                         })
                     })
                     .collect();

@@ -276,11 +276,12 @@ impl ExpiringBloomFilter {
     ///    otherwise the loaded line holds none.)
     /// 2. Claim the key's bits in plane `n mod 4` under `n`'s label as the plain filter
     ///    claims its bits
-    ///    ([`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent)): every
-    ///    missing bit but the highest, then the highest alone in a compare-exchange that
-    ///    fails if it is set. A dead epoch's word is replaced in the same compare-exchange;
-    ///    a newer epoch's word in the way means `n` is stale: read the newest epoch again
-    ///    and start over.
+    ///    ([`BloomFilter::insert_if_absent`](crate::BloomFilter::insert_if_absent)): the
+    ///    missing bits of the word without the highest missing bit, then the highest with
+    ///    the rest of its word in a compare-exchange that fails if it is set (each
+    ///    compare-exchange from the word as step 1 loaded it, reloaded only if it failed).
+    ///    A dead epoch's word is replaced in the same compare-exchange; a newer epoch's word
+    ///    in the way means `n` is stale: read the newest epoch again and start over.
     /// 3. Having set the deciding bit, read the newest epoch again. Still `n`: return
     ///    `true`. Moved on to `m`: run steps 1–3 again in `m`, where step 1 ignores the
     ///    planes of epochs up to `n` (holding this call's own bits).

@@ -229,6 +229,12 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
 /// first pass is inlined: it decides every call but those that meet an epoch's change (a
 /// later epoch's word in the way, or a newer epoch after the win), which go on out of line
 /// ([`decide_from`]), so that the common pass keeps its values in registers.
+///
+/// Out of cache, each step between the line's arrival and the first compare-exchange costs
+/// more than its instructions (the locked operation waits for every branch before it):
+/// the key's own plane is tested first, leaving at once for a key seen this epoch, and the
+/// claim starts from the words step 1 loaded (figures: docs/PERFORMANCE.md, "The expiring
+/// filter against its goals").
 #[inline(always)]
 pub(crate) fn insert_if_absent_in(
     line: &Line,
@@ -238,6 +244,14 @@ pub(crate) fn insert_if_absent_in(
 ) -> bool {
     // The newest epoch was read before the line (by the caller).
     seq_cst_order();
+    let p = e.plane;
+    let (a, b) = (
+        line.word(2 * p).load(SeqCst),
+        line.word(2 * p + 1).load(SeqCst),
+    );
+    if PlaneEpoch::held_under(a, b, e.want[p][0], PlaneEpoch::test(mask)) {
+        return false; // step 1 in this epoch's plane alone: a key seen this epoch
+    }
     let words: [u64; WORDS] = core::array::from_fn(|i| line.word(i).load(SeqCst));
     if e.holds_up_to_n(&words, mask) {
         return false;
@@ -250,7 +264,8 @@ pub(crate) fn insert_if_absent_in(
     if newest.load(SeqCst) != e.n {
         return decide_from(line, newest, e.n, None, mask);
     }
-    match line.claim_plane(e.plane, e.label, mask, |l| e.replaceable(e.plane, l)) {
+    let seen = [words[2 * p], words[2 * p + 1]];
+    match line.claim_plane_seen(p, e.label, mask, |l| e.replaceable(p, l), seen) {
         PlaneClaim::Lost => false,
         PlaneClaim::Stale => {
             let n = e.n.max(newest.load(SeqCst)).max(e.n + 1);
