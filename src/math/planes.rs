@@ -49,12 +49,18 @@ pub(crate) fn split(k: u32) -> (u32, u32) {
 /// probability `½ ((j₀/60)^⌈k/2⌉ (j₁/60)^⌊k/2⌋ + (j₀/60)^⌊k/2⌋ (j₁/60)^⌈k/2⌉)` (a fill's
 /// variance raises the rate above the mean fill's); weighted by `P(n; λ)`.
 pub(crate) fn plane_fpr(lambda: f64, k: u32) -> f64 {
+    plane_fpr_in_words_of(WORD_BITS, lambda, k)
+}
+
+/// [`plane_fpr`] for a plane of two words of `word_bits` bits each (other layouts' bounds:
+/// the tests).
+fn plane_fpr_in_words_of(word_bits: usize, lambda: f64, k: u32) -> f64 {
     if lambda <= 0.0 {
         return 0.0;
     }
     let (heavy, light) = split(k);
     let last = (lambda * 4.0 + 40.0) as usize;
-    let moments = word_moments(heavy as usize * last, heavy, light);
+    let moments = word_moments(word_bits, heavy as usize * last, heavy, light);
     // binomial[c]: P(c of the n keys so far are heavier in the first word).
     let mut binomial = vec![0.0f64; last + 2];
     binomial[0] = 1.0;
@@ -78,11 +84,11 @@ pub(crate) fn plane_fpr(lambda: f64, k: u32) -> f64 {
     sum
 }
 
-/// For `0 ..= draws` draws into a word: `(E[(j/60)^heavy], E[(j/60)^light])`, `j` the bits
-/// set (the occupancy distribution of 60 bins).
-fn word_moments(draws: usize, heavy: u32, light: u32) -> Vec<(f64, f64)> {
-    let share = |j: usize| j as f64 / WORD_BITS as f64;
-    let mut occupancy = vec![0.0f64; WORD_BITS + 1];
+/// For `0 ..= draws` draws into a word of `word_bits` bits: `(E[(j/b)^heavy],
+/// E[(j/b)^light])`, `j` the bits set (the occupancy distribution of `b` bins).
+fn word_moments(word_bits: usize, draws: usize, heavy: u32, light: u32) -> Vec<(f64, f64)> {
+    let share = |j: usize| j as f64 / word_bits as f64;
+    let mut occupancy = vec![0.0f64; word_bits + 1];
     occupancy[0] = 1.0;
     let mut moments = Vec::with_capacity(draws + 1);
     for d in 0..=draws {
@@ -95,7 +101,7 @@ fn word_moments(draws: usize, heavy: u32, light: u32) -> Vec<(f64, f64)> {
         };
         moments.push((moment(heavy), moment(light)));
         if d < draws {
-            for j in (0..=WORD_BITS).rev() {
+            for j in (0..=word_bits).rev() {
                 let from = if j > 0 {
                     occupancy[j - 1] * (1.0 - share(j - 1))
                 } else {
@@ -180,6 +186,60 @@ mod tests {
                 "k {k}, λ {lambda}: measured {measured}, model {model}"
             );
         }
+    }
+
+    /// Bits per key of capacity at a steady rate for a 512-bit line of `planes` planes of two
+    /// words of `word_bits` each, `planes − 1` epochs a window (so a key is forgotten
+    /// `planes / (planes − 1)` windows after its epoch's start), sized as ours: the expected
+    /// worst moment at [`SIZED_SHARE`] of 1%, the best `k`.
+    fn steady_bits_per_key(planes: u32, word_bits: usize) -> f64 {
+        (4..=10)
+            .map(|k| {
+                let (mut lo, mut hi) = (0.1f64, 24.0f64);
+                for _ in 0..40 {
+                    let mid = (lo + hi) / 2.0;
+                    let plane = plane_fpr_in_words_of(word_bits, mid, k);
+                    if 1.0 - (1.0 - plane).powi(planes as i32) > 0.01 * SIZED_SHARE {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                512.0 / (f64::from(planes - 1) * lo)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The moonshot, 20 bits per key at 1% in one line with a key forgotten by
+    /// 4/3 of the window, is beyond every planes layout, labels or not: ours (two 60-bit
+    /// words a plane, 4-bit labels) takes what its sizing says; a label per pair of words
+    /// (a 128-bit compare-exchange) 21.5; no labels at all 20.7 with four planes, and more
+    /// planes (more, shorter epochs) take more, and three (forgotten by 3/2 of the window)
+    /// 20.9. `-- --nocapture` prints them.
+    #[test]
+    fn twenty_bits_per_key_is_beyond_every_one_line_planes_layout() {
+        let ours = steady_bits_per_key(4, 60);
+        let sized = planes_params(0.01, 4).unwrap().0 / 3.0 * 512.0 / f64::from(PLANE_BITS);
+        assert!(
+            (ours / sized - 1.0).abs() < 2e-3,
+            "{ours} against the sizing's {sized}"
+        );
+        let paired_labels = steady_bits_per_key(4, 62);
+        let unlabelled: Vec<(u32, f64)> = [3, 4, 5, 6, 8]
+            .map(|planes| (planes, steady_bits_per_key(planes, 256 / planes as usize)))
+            .to_vec();
+        eprintln!("ours {ours:.2}; a label per pair of words {paired_labels:.2}");
+        for (planes, bits) in &unlabelled {
+            eprintln!(
+                "{planes} unlabelled planes of 2 × {} bits: {bits:.2}",
+                256 / planes
+            );
+        }
+        assert!(ours > paired_labels && paired_labels > unlabelled[1].1);
+        assert!(unlabelled.iter().all(|&(_, bits)| bits > 20.0));
+        assert!(unlabelled[2..]
+            .iter()
+            .all(|&(_, bits)| bits > unlabelled[1].1));
     }
 
     /// Given a plane's words, the rate is the chance that a key's split draws all hit:
