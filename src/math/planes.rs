@@ -193,20 +193,14 @@ mod tests {
     /// `planes / (planes − 1)` windows after its epoch's start), sized as ours: the expected
     /// worst moment at [`SIZED_SHARE`] of 1%, the best `k`.
     fn steady_bits_per_key(planes: u32, word_bits: usize) -> f64 {
+        let plane_bits = 2.0 * word_bits as f64;
+        let worst = |slots: f64, k: u32| {
+            let plane = plane_fpr_in_words_of(word_bits, plane_bits / slots, k);
+            1.0 - (1.0 - plane).powi(planes as i32)
+        };
         (4..=10)
-            .map(|k| {
-                let (mut lo, mut hi) = (0.1f64, 24.0f64);
-                for _ in 0..40 {
-                    let mid = (lo + hi) / 2.0;
-                    let plane = plane_fpr_in_words_of(word_bits, mid, k);
-                    if 1.0 - (1.0 - plane).powi(planes as i32) > 0.01 * SIZED_SHARE {
-                        hi = mid;
-                    } else {
-                        lo = mid;
-                    }
-                }
-                512.0 / (f64::from(planes - 1) * lo)
-            })
+            .filter_map(|k| super::super::slots_per_key_for(0.01 * SIZED_SHARE, k, worst))
+            .map(|slots| slots * 512.0 / (f64::from(planes - 1) * plane_bits))
             .fold(f64::INFINITY, f64::min)
     }
 
