@@ -233,8 +233,8 @@ pub(crate) fn insert_if_absent(line: &Line, newest: &AtomicU64, n: u64, mask: [u
 /// Out of cache, each step between the line's arrival and the first compare-exchange costs
 /// more than its instructions (the locked operation waits for every branch before it):
 /// the key's own plane is tested first, leaving at once for a key seen this epoch, and the
-/// claim starts from the words step 1 loaded (figures: docs/PERFORMANCE.md, "The expiring
-/// filter against its goals").
+/// claim starts from the words step 1 loaded (figures: docs/EXPIRING-AT-SCALE.md, "Where
+/// the time goes").
 #[inline(always)]
 pub(crate) fn insert_if_absent_in(
     line: &Line,
