@@ -54,3 +54,16 @@ impl Lines {
         old
     }
 }
+
+/// The batched paths' software pipeline (`filter/batch.rs`), for the benchmarks' loops that
+/// stand for a filter doing the least work in it.
+#[inline(always)]
+pub fn pipeline<K: core::hash::Hash>(
+    keys: &[K],
+    bytes: usize,
+    hash: impl Fn(&K) -> u64,
+    prefetch: impl Fn(u64),
+    op: impl FnMut(usize, u64),
+) {
+    crate::filter::pipeline(keys, bytes, hash, prefetch, op)
+}

@@ -26,7 +26,19 @@ fn same_bits(a: &BloomFilter, b: &BloomFilter) -> bool {
 /// Batch sizes around the pipeline's depth, where the warm-up and drain code paths differ.
 fn lengths() -> Vec<usize> {
     let d = PREFETCH_DISTANCE;
-    vec![0, 1, 2, d - 1, d, d + 1, 2 * d + 3, 1000, 20_000]
+    vec![
+        0,
+        1,
+        2,
+        d - 1,
+        d,
+        d + 1,
+        2 * d,
+        2 * d + 3,
+        3 * d - 1,
+        1000,
+        20_000,
+    ]
 }
 
 #[test]

@@ -27,8 +27,8 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use blockbloom::__bench::Lines;
-use blockbloom::{BloomFilter, ExpiringBloomFilter, PREFETCH_DISTANCE};
+use blockbloom::__bench::{pipeline, Lines};
+use blockbloom::{BloomFilter, ExpiringBloomFilter};
 use blockbloom_bench::measure::physical_limit;
 use blockbloom_workload::{url, SplitMix64};
 
@@ -106,11 +106,10 @@ fn stream(capacity: u64, ops: &mut [Batch]) -> Vec<f64> {
 }
 
 /// The stream's physical limit in `lines` lines (on huge pages at once, as the expiring
-/// filter's): the filters' pipeline (each key hashed as they hash it, its line prefetched
-/// `PREFETCH_DISTANCE` keys ahead with write intent) down to one bit per key, loaded, and
-/// set with a `fetch_or` where it was clear.
+/// filter's): the filters' pipeline (`__bench::pipeline`: each key hashed as they hash it,
+/// its line prefetched ahead with write intent) down to one bit per key, loaded, and set
+/// with a `fetch_or` where it was clear.
 fn bare(lines: usize) -> Batch<'static> {
-    const D: usize = PREFETCH_DISTANCE;
     let arr = Lines::new(lines, true).expect("allocates");
     let hasher = BloomFilter::with_capacity(1000, 0.01).expect("allocates");
     Box::new(move |keys, _, out| {
@@ -120,20 +119,16 @@ fn bare(lines: usize) -> Batch<'static> {
             let line = ((h as u128 * lines) >> 64) as usize;
             (line, (h & 7) as usize, 1u64 << (h >> 58))
         };
-        let mut ring = [0u64; D];
-        for (slot, k) in ring.iter_mut().zip(keys) {
-            *slot = hash(k);
-            arr.prefetch(place(*slot).0);
-        }
-        for i in 0..keys.len() {
-            let h = ring[i % D];
-            if let Some(k) = keys.get(i + D) {
-                ring[i % D] = hash(k);
-                arr.prefetch(place(ring[i % D]).0);
-            }
-            let (l, w, bit) = place(h);
-            out[i] = arr.load(l, w) & bit == 0 && arr.fetch_or(l, w, bit) & bit == 0;
-        }
+        pipeline(
+            keys,
+            lines as usize * 64,
+            |k: &&str| hash(k),
+            |h| arr.prefetch(place(h).0),
+            |i, h| {
+                let (l, w, bit) = place(h);
+                out[i] = arr.load(l, w) & bit == 0 && arr.fetch_or(l, w, bit) & bit == 0;
+            },
+        );
     })
 }
 

@@ -58,6 +58,7 @@ impl ExpiringBloomFilter {
         let e = self.epoch_at(t);
         pipeline(
             keys,
+            self.memory_bytes(),
             |k| hash_of(self, k),
             |h| prefetch_write(self.line_of(h)),
             |i, h| out[i] = self.insert_if_absent_in(h, self.line_of(h), &e),
@@ -87,6 +88,7 @@ impl ExpiringBloomFilter {
         let e = self.epoch_at(t);
         pipeline(
             keys,
+            self.memory_bytes(),
             |k| hash_of(self, k),
             |h| prefetch_read(self.line_of(h)),
             |i, h| out[i] = self.contains_in(h, self.line_of(h), &e),
@@ -108,6 +110,7 @@ impl ExpiringBloomFilter {
         let e = self.epoch_at(t);
         pipeline(
             keys,
+            self.memory_bytes(),
             |k| hash_of(self, k),
             |h| prefetch_write(self.line_of(h)),
             |_, h| self.insert_in(h, self.line_of(h), &e),

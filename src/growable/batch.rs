@@ -136,6 +136,7 @@ impl GrowableBloomFilter {
                 i += 1;
             }
         };
-        pipeline(hashes, |h| h.0, prefetch, |i, h| op(i, KeyHash(h)));
+        let bytes = self.memory_bytes();
+        pipeline(hashes, bytes, |h| h.0, prefetch, |i, h| op(i, KeyHash(h)));
     }
 }
