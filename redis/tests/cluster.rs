@@ -137,3 +137,25 @@ fn an_expiring_filter_on_a_cluster_answers_as_its_rule() {
         );
     }
 }
+
+/// The tests' own servers: a cluster node whose bus port another process took between
+/// `free_port` and its start exits, and is started again on fresh ports rather than waited
+/// for (the one way a node of these tests failed to start, under every test binary at once).
+#[test]
+fn a_node_whose_bus_port_is_taken_starts_on_fresh_ports() {
+    if !common::available() {
+        return;
+    }
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let bus = taken.local_addr().unwrap().port().to_string();
+    let args = [
+        "--save",
+        "",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-port",
+        &bus,
+    ];
+    let node = common::Server::with_args(&args);
+    let _: String = redis::cmd("PING").query(&mut node.conn()).unwrap();
+}

@@ -115,14 +115,14 @@ impl Server {
                 .expect("redis-server must be installed (apt-get install -y redis-server)");
             let pid = child.id();
             self.child = Some(child);
-            self.wait_ready();
             // The server answering is ours, not another test's that took the port between
-            // `free_port` and this start (ours then failed to bind and exited).
-            if self.process_id() == Some(pid) {
+            // `free_port` and this start (ours then failed to bind and exited). Ours also
+            // exits when another test took its cluster bus port: then nothing answers.
+            if self.wait_ready_or_exit() && self.process_id() == Some(pid) {
                 return;
             }
             self.kill();
-            assert!(attempt < 5, "redis-server kept losing its port to others");
+            assert!(attempt < 5, "redis-server kept losing its ports to others");
             assert!(
                 !self.started,
                 "another server took port {} during a restart",
@@ -130,6 +130,9 @@ impl Server {
             );
             self.port = free_port();
             self.dir = test_dir(self.port);
+            if let Some(i) = self.args.iter().position(|a| a == "--cluster-port") {
+                self.args[i + 1] = free_port().to_string();
+            }
         }
     }
 
@@ -158,8 +161,11 @@ impl Server {
         self.args.get(i + 1).map(String::as_str)
     }
 
-    pub fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+    /// Waits until a server answers `PING` on our port (true), or until our process has
+    /// exited without one answering (false). A server that is alive but silent for a minute
+    /// fails the test: on 2 cores under every test binary at once a start has taken seconds.
+    fn wait_ready_or_exit(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(mut c) = redis::Client::open(self.url())
                 .unwrap()
@@ -167,10 +173,17 @@ impl Server {
             {
                 // Ready once loaded (PING answers LOADING while replaying the AOF).
                 if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
+                    return true;
                 }
             }
-            assert!(Instant::now() < deadline, "redis-server did not start");
+            let child = self.child.as_mut().expect("a spawned server");
+            if child.try_wait().expect("redis-server's status").is_some() {
+                return false;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not answer in 60 s"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
