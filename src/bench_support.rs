@@ -20,6 +20,10 @@ impl Lines {
             HugePages::from_choice(Some(huge_pages)),
         )?))
     }
+    /// Commits every page now (as `Builder::populate(true)`); call before any write.
+    pub fn populate(&self) {
+        self.0.populate_fresh();
+    }
     /// Number of lines.
     pub fn len(&self) -> usize {
         self.0.len()

@@ -64,6 +64,7 @@ pub struct ExpiringBuilder {
     arrival: Arrival,
     seed: Option<u128>,
     huge_pages: Option<bool>,
+    populate: bool,
     key_format: Option<u64>,
     verification: crate::Verification,
 }
@@ -141,6 +142,26 @@ impl ExpiringBuilder {
         self
     }
 
+    /// Commits the filter's memory at construction, every page of it, as
+    /// [`Builder::populate`](crate::Builder::populate) says (a filter in memory; a file of
+    /// [`open_file`](Self::open_file) is committed as it is used).
+    ///
+    /// ```
+    /// use blockbloom::ExpiringBloomFilter;
+    /// use std::time::Duration;
+    /// let f = ExpiringBloomFilter::builder()
+    ///     .expire_after(Duration::from_secs(86_400))
+    ///     .capacity(1_000_000)
+    ///     .populate(true)
+    ///     .build()?;
+    /// assert!(f.insert_if_absent("https://example.com/"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn populate(mut self, on: bool) -> Self {
+        self.populate = on;
+        self
+    }
+
     /// How the keys are made from their input, recorded in the filter's files and checked
     /// when they are opened, as [`Builder::key_format`](crate::Builder::key_format) does
     /// (example there); `key_format()` reads it back.
@@ -168,9 +189,10 @@ impl ExpiringBuilder {
             Some(false) => HugePages::Never,
             _ => super::IN_MEMORY_PAGES,
         };
+        let populate = self.populate;
         let p = self.checked()?;
         let seed = p.seed.unwrap_or_else(random_seed);
-        ExpiringBloomFilter::from_parts(&p, seed, huge)
+        ExpiringBloomFilter::from_parts(&p, seed, huge, populate)
     }
 
     /// Which line the filter these options build gives each key (the line of

@@ -179,11 +179,19 @@ impl ExpiringBloomFilter {
         ExpiringBuilder::default()
     }
 
-    fn from_parts(p: &builder::Checked, seed: u128, huge: HugePages) -> Result<Self, Error> {
+    fn from_parts(
+        p: &builder::Checked,
+        seed: u128,
+        huge: HugePages,
+        populate: bool,
+    ) -> Result<Self, Error> {
         let s = sizing(p.capacity, p.fpr, p.arrival, &p.window)?;
         let len =
             usize::try_from(s.blocks + 1).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let lines = Lines::zeroed_with(len, huge)?;
+        if populate {
+            lines.populate_fresh(); // before the clock line is written
+        }
         lines[0].words()[WINDOW].store(p.window.nanos(), Relaxed);
         let params = Params {
             seed,

@@ -46,6 +46,7 @@ pub struct Builder {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) huge_pages: Option<bool>,
+    pub(crate) populate: bool,
     pub(crate) block_bits: Option<u32>,
     pub(crate) key_format: Option<u64>,
     pub(crate) verification: crate::Verification,
@@ -168,6 +169,26 @@ impl Builder {
         self
     }
 
+    /// Commits the filter's memory at construction, every page of it, as `MAP_POPULATE`
+    /// does (default `false`: pages are committed at their first touch). Construction
+    /// then takes the page faults the first calls would have taken, and its memory at once;
+    /// on Linux with huge pages, asked at construction unless [`huge_pages(false)`](Self::huge_pages),
+    /// so there is nothing to copy into them later. For a service whose calls must not
+    /// wait on the kernel, and for benchmarks of the calls alone: on a virtual machine
+    /// whose host takes freed memory back, the first touch of 2.8 GB took 10–21 s
+    /// (docs/PERFORMANCE.md, "Page faults and huge pages").
+    ///
+    /// ```
+    /// use blockbloom::BloomFilter;
+    /// let f = BloomFilter::builder().capacity(1_000_000).populate(true).build()?;
+    /// assert!(f.insert_if_absent("https://example.com/"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn populate(mut self, on: bool) -> Self {
+        self.populate = on;
+        self
+    }
+
     /// Records how the keys are made from their input (a number of the application's:
     /// the command line records its `--canonical-urls` options), in the filter's snapshots
     /// and files. A file opened with a key format fixed here must have that one
@@ -227,8 +248,16 @@ impl Builder {
         let s = math::size_filter_sized(capacity, fpr, self.bits, self.hashes, block_bits)?;
         let len = usize::try_from(s.blocks).map_err(|_| Error::TooLarge { bytes: s.bytes() })?;
         let seed = self.seed.unwrap_or_else(random_seed);
+        let huge = match self.huge_pages {
+            None if self.populate => HugePages::Now,
+            choice => HugePages::from_choice(choice),
+        };
+        let lines = Lines::zeroed_with(len, huge)?;
+        if self.populate {
+            lines.populate_fresh();
+        }
         let mut f = BloomFilter::from_parts(
-            Lines::zeroed_with(len, HugePages::from_choice(self.huge_pages))?,
+            lines,
             Layout::from_validated(seed, s.blocks, s.hashes, block_bits),
             capacity,
             s.target_fpr,

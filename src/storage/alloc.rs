@@ -120,6 +120,17 @@ impl Lines {
         })
     }
 
+    /// Commits every page of these lines now, as `MAP_POPULATE` would: one store of zero per
+    /// 4 KiB, so that no later access takes a page fault (with huge pages advised, the first
+    /// store in each 2 MiB region commits the region). Only for fresh lines that no one
+    /// else holds yet: the stores overwrite a word.
+    pub(crate) fn populate_fresh(&self) {
+        const LINES_PER_PAGE: usize = 4096 / LINE_BYTES;
+        for line in self.iter().step_by(LINES_PER_PAGE) {
+            line.words()[0].store(0, crate::sync::Ordering::Relaxed);
+        }
+    }
+
     /// Counts a new key (its hash `h`) towards the default promotion to huge pages, and
     /// promotes the mapping when it is dense (`huge.rs`): called after every won insert.
     #[inline(always)]
@@ -222,6 +233,8 @@ impl Lines {
     #[inline(always)]
     pub(crate) fn count_new_key(&self, _h: u64) {}
 
+    pub(crate) fn populate_fresh(&self) {}
+
     pub(crate) fn count_loaded_lines(&self, _n: u64) {}
 }
 
@@ -265,6 +278,45 @@ mod tests {
     fn mapped_allocation_is_zeroed_and_aligned() {
         check(MMAP_THRESHOLD / LINE_BYTES);
         check(MMAP_THRESHOLD / LINE_BYTES * 3 + 5);
+    }
+
+    /// Pages of `lines`' mapping that are resident (`mincore`), and all of its pages.
+    #[cfg(target_os = "linux")]
+    fn resident_pages(lines: &Lines) -> (usize, usize) {
+        // SAFETY: `sysconf` has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let bytes = lines.len() * LINE_BYTES;
+        let mut v = vec![0u8; bytes.div_ceil(page)];
+        // SAFETY: the range is the page-aligned mapping of `lines`, alive for the call, and
+        // `v` has one byte per page of it.
+        let r = unsafe { libc::mincore(lines.ptr.as_ptr().cast(), bytes, v.as_mut_ptr()) };
+        assert_eq!(r, 0, "mincore");
+        (v.iter().filter(|&&b| b & 1 != 0).count(), v.len())
+    }
+
+    /// A mapping is committed lazily, page by page as it is touched, and all at once by
+    /// `populate_fresh` (on 4 KiB pages and on huge ones), still zeroed.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn populating_commits_every_page_at_once() {
+        for huge in [HugePages::Never, HugePages::Now] {
+            let lines = Lines::zeroed_with((8 << 20) / LINE_BYTES, huge).unwrap();
+            lines[lines.len() / 2]
+                .word(3)
+                .fetch_or(1, Ordering::Relaxed);
+            let (resident, pages) = resident_pages(&lines);
+            assert!(
+                resident < pages / 2,
+                "{huge:?}: {resident} of {pages} at first"
+            );
+            lines.populate_fresh();
+            assert_eq!(resident_pages(&lines), (pages, pages), "{huge:?}");
+            let set = lines
+                .iter()
+                .flat_map(|l| l.words())
+                .map(|w| w.load(Ordering::Relaxed));
+            assert_eq!(set.map(u64::count_ones).sum::<u32>(), 1, "{huge:?}");
+        }
     }
 
     #[test]
