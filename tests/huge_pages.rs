@@ -3,7 +3,8 @@
 //! sparsely used one still costs only the 4 KiB pages it touches; a dense snapshot asks as
 //! it is loaded, a file-backed filter asks too; a small one, or one built with
 //! `huge_pages(false)`, never asks. An expiring filter in memory asks at construction, and as
-//! its snapshot is loaded. (Its own test binary, one test: the
+//! its snapshot is loaded; a populated filter (`populate(true)`) at construction, all of
+//! it resident before its first key. (Its own test binary, one test: the
 //! process's mappings are compared before and after.)
 
 #[cfg(target_os = "linux")]
@@ -203,4 +204,63 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         mappings().iter().all(|m| !m.2),
         "an expiring filter advised when opted out"
     );
+    drop(e);
+
+    // Populated: every page committed at construction, before any key, advised at once
+    // (the plain filter too), its keys found as in any other. One at a time: two advised
+    // mappings side by side could merge.
+    let plain = || {
+        BloomFilter::builder()
+            .capacity(20_000_000) // 25 MB
+            .seed(2)
+            .populate(true)
+            .build()
+            .unwrap()
+    };
+    let expiring = || {
+        blockbloom::ExpiringBloomFilter::builder()
+            .expire_after(std::time::Duration::from_secs(3600))
+            .capacity(4_000_000) // 11 MB
+            .seed(2)
+            .populate(true)
+            .build()
+            .unwrap()
+    };
+    let check = |bytes: usize, what: &str| {
+        let (kib, huge, advised) = mapping_of(bytes);
+        let rss = rss_kib_of(bytes);
+        println!("populated {what}: {kib} KiB, {rss} KiB resident, {huge} KiB on huge pages");
+        assert!(advised, "a populated {what} not advised");
+        assert_eq!(rss, kib, "a populated {what} not all resident");
+    };
+    let f = plain();
+    check(f.memory_bytes(), "filter");
+    assert!(f.insert_if_absent(&1u64) && f.contains(&1u64) && !f.contains(&2u64));
+    drop(f);
+    let e = expiring();
+    check(e.memory_bytes(), "expiring filter");
+    assert!(e.insert_if_absent(&1u64) && e.contains(&1u64) && !e.contains(&2u64));
+    drop(e);
+}
+
+/// `Rss` of the one mapping of `bytes`, in KiB.
+#[cfg(target_os = "linux")]
+fn rss_kib_of(bytes: usize) -> u64 {
+    let kib = (bytes as u64).div_ceil(4096) * 4;
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
+    let field = |line: &str, name: &str| -> Option<u64> {
+        let v = line.strip_prefix(name)?;
+        v.trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    let mut size = None;
+    for line in smaps.lines() {
+        if let Some(v) = field(line, "Size:") {
+            size = Some(v);
+        } else if let (Some(rss), Some(s)) = (field(line, "Rss:"), size) {
+            if s == kib {
+                return rss;
+            }
+        }
+    }
+    panic!("no mapping of {kib} KiB")
 }

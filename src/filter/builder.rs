@@ -174,9 +174,9 @@ impl Builder {
     /// then takes the page faults the first calls would have taken, and its memory at once;
     /// on Linux with huge pages, asked at construction unless [`huge_pages(false)`](Self::huge_pages),
     /// so there is nothing to copy into them later. For a service whose calls must not
-    /// wait on the kernel, and for benchmarks of the calls alone: on a virtual machine
-    /// whose host takes freed memory back, the first touch of 2.8 GB took 10–21 s
-    /// (docs/PERFORMANCE.md, "Page faults and huge pages").
+    /// wait on the kernel, and for benchmarks of the calls alone: on a virtual machine whose
+    /// host takes freed memory back, a first touch can cost seconds per GB
+    /// (docs/PERFORMANCE.md, "Committing memory up front").
     ///
     /// ```
     /// use blockbloom::BloomFilter;
