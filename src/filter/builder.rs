@@ -176,7 +176,9 @@ impl Builder {
     /// so there is nothing to copy into them later. For a service whose calls must not
     /// wait on the kernel, and for benchmarks of the calls alone: on a virtual machine whose
     /// host takes freed memory back, a first touch can cost seconds per GB
-    /// (docs/PERFORMANCE.md, "Committing memory up front").
+    /// (docs/PERFORMANCE.md, "Committing memory up front"). Memory the system cannot give
+    /// then meets the kernel's out-of-memory handling during `build`, as it would at a
+    /// first touch later; it is not an [`Error`] (the mapping itself succeeded).
     ///
     /// ```
     /// use blockbloom::BloomFilter;
