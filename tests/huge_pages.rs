@@ -158,16 +158,17 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
     // An expiring filter in memory is advised at construction (its default: at its capacity
     // it touches every page within its first window), and its first keys land on huge
     // pages; opted out, never.
-    let expiring = |huge: bool| {
+    let expiring = |huge: bool, populate: bool| {
         blockbloom::ExpiringBloomFilter::builder()
             .expire_after(std::time::Duration::from_secs(3600))
             .capacity(4_000_000) // 11 MB
             .seed(1)
             .huge_pages(huge)
+            .populate(populate)
             .build()
             .unwrap()
     };
-    let e = expiring(true);
+    let e = expiring(true, false);
     let bytes = e.memory_bytes();
     assert!(
         mapping_of(bytes).2,
@@ -196,7 +197,7 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
     assert!((0..100_000u64).all(|i| loaded.contains(&i)));
     drop(loaded);
     std::fs::remove_dir_all(&dir).unwrap();
-    let e = expiring(false);
+    let e = expiring(false, false);
     for i in 0..100_000u64 {
         assert!(e.insert_if_absent(&i));
     }
@@ -209,23 +210,6 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
     // Populated: every page committed at construction, before any key, advised at once
     // (the plain filter too), its keys found as in any other. One at a time: two advised
     // mappings side by side could merge.
-    let plain = || {
-        BloomFilter::builder()
-            .capacity(20_000_000) // 25 MB
-            .seed(2)
-            .populate(true)
-            .build()
-            .unwrap()
-    };
-    let expiring = || {
-        blockbloom::ExpiringBloomFilter::builder()
-            .expire_after(std::time::Duration::from_secs(3600))
-            .capacity(4_000_000) // 11 MB
-            .seed(2)
-            .populate(true)
-            .build()
-            .unwrap()
-    };
     let check = |bytes: usize, what: &str| {
         let (kib, huge, advised) = mapping_of(bytes);
         let rss = rss_kib_of(bytes);
@@ -233,11 +217,16 @@ fn big_filters_get_huge_pages_once_dense_and_small_ones_never() {
         assert!(advised, "a populated {what} not advised");
         assert_eq!(rss, kib, "a populated {what} not all resident");
     };
-    let f = plain();
+    let f = BloomFilter::builder()
+        .capacity(20_000_000) // 25 MB
+        .seed(2)
+        .populate(true)
+        .build()
+        .unwrap();
     check(f.memory_bytes(), "filter");
     assert!(f.insert_if_absent(&1u64) && f.contains(&1u64) && !f.contains(&2u64));
     drop(f);
-    let e = expiring();
+    let e = expiring(true, true);
     check(e.memory_bytes(), "expiring filter");
     assert!(e.insert_if_absent(&1u64) && e.contains(&1u64) && !e.contains(&2u64));
     drop(e);
