@@ -6,8 +6,9 @@
 //!
 //! Three filters: the plain one, an expiring one with a 30-day window (no epoch changes
 //! during the run: what every call pays for the clock line it reads), and one with a 1 s
-//! window (an epoch every 250 ms, so each epoch's sweep is claimed chunk by chunk by the
-//! threads while they insert; the epochs swept during the run are counted). After the
+//! window (an epoch every 250 ms, so every eighth epoch's sweep is claimed chunk by chunk by
+//! the threads while they insert; the epochs the recorded sweep moved on during the run are
+//! counted). After the
 //! stream's first loop the plain and 30-day filters see repeats only, the 1 s filter sees
 //! new keys again as they expire.
 //!

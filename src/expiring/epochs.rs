@@ -1,17 +1,18 @@
 //! The epoch each call works in (the filter's newest), and the sweeps that clear dead words
 //! before their label comes round again (`planes.rs` has the rule).
 //!
-//! Each newest epoch owes a *pass*: a sweep of the whole filter. It is done a chunk of
-//! [`CHUNK_LINES`] lines per call, by the calls that find a pass owed, so that no call
-//! stalls for the whole filter: the chunks are claimed from a cursor in the clock line
-//! ([`PASS`]), the finished ones counted in another word ([`PASS_DONE`]), and the call that
-//! finishes the last chunk records the pass in [`SWEPT`]. A pass not done when the next
-//! epoch begins is continued, then a new one starts for the newest epoch. A chunk whose call
-//! dies (SIGKILL) is never counted, so its pass is never recorded: the next epoch's pass
-//! covers it. Words that are dead but not yet cleared read as dead; they could come round
-//! as live only [`SWEEP_MARGIN`] epochs after the last recorded pass, and no call moves the
-//! newest epoch that far without sweeping the whole filter first (an idle filter, a replay,
-//! passes that never complete).
+//! A newest epoch [`PASS_EVERY`] past the last recorded pass's owes a *pass*: a sweep of
+//! the whole filter. It is done a chunk of [`CHUNK_LINES`] lines per call, by the calls
+//! that find a pass owed, so that no call stalls for the whole filter: the chunks are
+//! claimed from a cursor in the clock line ([`PASS`]), the finished ones counted in another
+//! word ([`PASS_DONE`]), and the call that finishes the last chunk records the pass in
+//! [`SWEPT`]. A pass not done when the next epoch begins is continued, then, while one is
+//! still owed, a new one starts for the newest epoch. A chunk whose call dies (SIGKILL) is
+//! never counted, so its pass is never recorded: the next epoch's pass covers it. Words
+//! that are dead but not yet cleared read as dead; they could come round as live only
+//! [`SWEEP_MARGIN`] epochs after the last recorded pass, and no call moves the newest epoch
+//! that far without sweeping the whole filter first (an idle filter, a replay, passes that
+//! never complete).
 
 use super::planes::{swept, PlaneEpoch, SWEEP_MARGIN};
 use super::{ExpiringBloomFilter, FIRST, FIRST_AT, NEWEST, PASS, PASS_DONE, SWEPT};
@@ -50,6 +51,13 @@ fn latest_nanos() -> u64 {
 /// speed (docs/PERFORMANCE.md, "The sweep"). One under loom, whose models race the calls
 /// that split a pass over a filter of a few lines.
 pub(super) const CHUNK_LINES: usize = if cfg!(blockbloom_loom) { 1 } else { 1024 };
+/// Epochs from one pass to the next: a pass is owed once the newest epoch is this far past
+/// the last recorded pass's. Writers reclaim most dead words in their own claims; a pass is
+/// for the words no one reclaims, which it must clear within [`SWEEP_MARGIN`] epochs, so a
+/// pass every 8 leaves 44 epochs to complete it (at least 14 windows) and costs an eighth of
+/// a pass per epoch. Under loom, every epoch, whose models race the calls that split a
+/// pass.
+pub(crate) const PASS_EVERY: u64 = if cfg!(blockbloom_loom) { 1 } else { 8 };
 /// The low bits of the [`PASS`] and [`PASS_DONE`] words count chunks; the bits above hold
 /// the pass's epoch (below 2^37: epochs are at least 250 ms long).
 pub(super) const CHUNK_BITS: u32 = 24;
@@ -206,11 +214,12 @@ impl ExpiringBloomFilter {
         PlaneEpoch::at(n)
     }
 
-    /// Sweeps a chunk if the pass of epoch `newest` is not recorded yet (Relaxed: only a
-    /// hint of whether to look at the pass; the pass's own words decide).
+    /// Sweeps a chunk if a pass is owed: the newest epoch [`PASS_EVERY`] or more past the
+    /// last recorded pass's (Relaxed: only a hint of whether to look at the pass; the
+    /// pass's own words decide).
     #[inline(always)]
     fn sweep_if_owed(&self, newest: u64) {
-        if self.clock(SWEPT).load(Relaxed) <= newest {
+        if self.clock(SWEPT).load(Relaxed) + (PASS_EVERY - 1) <= newest {
             self.sweep_a_chunk(newest);
         }
     }

@@ -16,6 +16,8 @@ use crate::KeyHash;
 
 /// Epochs past the last completed sweep before a label could read as live again.
 pub const SWEEP_MARGIN: u64 = super::planes::SWEEP_MARGIN;
+/// Epochs from one pass to the next, as the local filter's (`epochs.rs`).
+pub const PASS_EVERY: u64 = super::epochs::PASS_EVERY;
 /// How far ahead of this machine's clock a call may move the newest epoch.
 pub const SKEW: std::time::Duration = super::window::SKEW;
 
@@ -182,7 +184,8 @@ impl ShardClock {
     /// Moves the newest epoch on to `n` (if later) and does the sweeping that owes, as the
     /// local filter's calls do: the whole shard first if `n` is [`SWEEP_MARGIN`] epochs past
     /// the last completed sweep (a label could read as live again), else a chunk of
-    /// [`CHUNK_LINES`] of the pass owed for the newest epoch. Deterministic: a replica that
+    /// [`CHUNK_LINES`] of the pass owed once the newest epoch is [`PASS_EVERY`] past the
+    /// last completed one's. Deterministic: a replica that
     /// applies the same calls at the same epochs holds the same bytes.
     pub fn advance(&mut self, n: u64, lines: &mut LineBytes<'_>) {
         if self.swept == 0 {
@@ -202,8 +205,8 @@ impl ShardClock {
             }
             self.newest = n;
         }
-        if self.swept > self.newest {
-            return; // the newest epoch's pass is done
+        if self.swept + (PASS_EVERY - 1) > self.newest {
+            return; // no pass owed: the last is fewer than `PASS_EVERY` epochs old
         }
         if self.pass <= self.swept {
             (self.pass, self.cursor) = (self.newest + 1, 0);

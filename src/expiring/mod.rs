@@ -38,9 +38,9 @@ pub use window::ExpiryWindow;
 /// plane holds all of them under a label of the last four epochs. The first writer of a new
 /// epoch claims its plane's dead word with one compare-exchange that writes its label and
 /// bits together: nothing has to be cleared to make room (lock-free). Words that no one
-/// reclaims are cleared by a *sweep* over the filter once per epoch, 64 KiB per call by the
-/// epoch's calls, before their label could come round again; a call far ahead of the last
-/// sweep (an idle filter, a replay) sweeps the whole filter before it writes.
+/// reclaims are cleared by a *sweep* over the filter every eighth epoch, 64 KiB per call by
+/// the epoch's calls, before their label could come round again; a call far ahead of the
+/// last sweep (an idle filter, a replay) sweeps the whole filter before it writes.
 ///
 /// ```
 /// use blockbloom::ExpiringBloomFilter;

@@ -1,6 +1,6 @@
 //! The five guarantees of [`ExpiringBloomFilter`], with injected times.
 
-use super::epochs::{CHUNK_BITS, CHUNK_LINES, SWEPT_LINES};
+use super::epochs::{CHUNK_BITS, CHUNK_LINES, PASS_EVERY, SWEPT_LINES};
 use super::*;
 use std::sync::Barrier;
 use std::time::UNIX_EPOCH;
@@ -260,41 +260,48 @@ fn the_sweep_keeps_what_a_caller_a_second_behind_may_still_read() {
 
 /// A new filter holds no word, so its first call sweeps nothing (a sweep reads every page:
 /// a new filter's first insert would touch all its memory, or pull all of its file into the
-/// page cache). Each later epoch is swept once (this filter is one chunk: by its first
-/// call), and a call far ahead of the last sweep (an idle filter) sweeps before it writes.
+/// page cache). A pass is owed every [`PASS_EVERY`] epochs (this filter is one chunk: swept
+/// by the first call that finds one owed), none in between, and a call far ahead of the last
+/// sweep (an idle filter) sweeps before it writes.
 #[test]
-fn the_first_call_sweeps_nothing_and_each_later_epoch_once() {
+fn the_first_call_sweeps_nothing_and_every_eighth_epoch_once() {
+    assert_eq!(PASS_EVERY, 8);
     let f = filter(Duration::from_secs(8), 1000, 0.01);
     assert!(f.num_lines() <= CHUNK_LINES as u64);
     let (t, e) = (t0(&f, 0), f.epoch());
+    let n = f.window().epoch_of(t);
     let sweeps = || SWEPT_LINES.with(|n| n.get()) / f.num_lines();
     let before = sweeps();
     assert!(f.insert_if_absent_at("a", t));
     f.insert_at("b", t + e / 2);
     assert_eq!(sweeps(), before, "the first epoch sweeps nothing");
-    assert!(f.insert_if_absent_at("c", t + e));
-    f.insert_at("d", t + e * 3 / 2);
-    assert_eq!(sweeps(), before + 1, "the next epoch sweeps once");
-    assert!(f.contains_at("a", t + e * 3) && !f.contains_at("a", t + e * 4));
+    for i in 1..8 {
+        assert!(f.insert_if_absent_at(&i, t + e * i));
+        f.insert_at("d", t + e * i + e / 2);
+    }
+    assert_eq!(sweeps(), before, "nor the next seven");
+    assert!(f.insert_if_absent_at("c", t + e * 8));
+    f.insert_at("d", t + e * 8 + e / 2);
+    assert_eq!(sweeps(), before + 1, "the eighth sweeps once, any call");
+    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 9);
+    assert!(f.insert_if_absent_at("e", t + e * 15));
+    assert_eq!(sweeps(), before + 1, "the fifteenth: none owed");
+    assert!(f.insert_if_absent_at("f", t + e * 16));
+    assert_eq!(sweeps(), before + 2, "the sixteenth: one");
+    assert!(f.insert_if_absent_at("g", t + e * 80));
     assert_eq!(
         sweeps(),
         before + 3,
-        "each newest epoch sweeps once, any call"
-    );
-    assert!(f.insert_if_absent_at("e", t + e * 80));
-    assert_eq!(
-        sweeps(),
-        before + 4,
         "an idle filter sweeps once before it writes"
     );
     assert!(!f.contains_at("c", t + e * 80));
 }
 
-/// A filter of several chunks: the calls of a new epoch sweep one chunk each, none more,
-/// until the pass is done, which the last chunk's call records; then every word dead by
-/// that epoch is gone, and the calls sweep nothing more.
+/// A filter of several chunks: the calls of an epoch that owes a pass sweep one chunk each,
+/// none more, until the pass is done, which the last chunk's call records; then every word
+/// dead by that epoch is gone, and the calls sweep nothing more.
 #[test]
-fn each_epoch_is_swept_a_chunk_per_call() {
+fn a_pass_is_swept_a_chunk_per_call() {
     let f = filter(Duration::from_secs(8), 60_000, 0.01);
     let (lines, chunk) = (f.num_lines(), CHUNK_LINES as u64);
     let chunks = lines.div_ceil(chunk);
@@ -304,7 +311,15 @@ fn each_epoch_is_swept_a_chunk_per_call() {
     let keys: Vec<u64> = (0..60_000).collect();
     f.insert_many_at(&keys, t);
     let swept = || SWEPT_LINES.with(|n| n.get());
-    let dead_at = t + e * 6; // 4 epochs old or more: dead for every caller
+    let before = swept();
+    assert!(f.contains_at(&keys[0], t + e * (PASS_EVERY - 5) as u32));
+    assert!(!f.contains_at(&keys[0], t + e * (PASS_EVERY - 1) as u32));
+    assert_eq!(
+        swept(),
+        before,
+        "no pass owed before epoch n + {PASS_EVERY}"
+    );
+    let dead_at = t + e * PASS_EVERY as u32; // 4 epochs old or more: dead for every caller
     for i in 1..=chunks {
         let before = swept();
         assert!(!f.contains_at(&u64::MAX, dead_at));
@@ -314,7 +329,8 @@ fn each_epoch_is_swept_a_chunk_per_call() {
             "call {i}"
         );
         let done = f.clock(SWEPT).load(Relaxed);
-        assert_eq!(done, if i < chunks { n + 1 } else { n + 7 }, "call {i}");
+        let recorded = n + PASS_EVERY + 1;
+        assert_eq!(done, if i < chunks { n + 1 } else { recorded }, "call {i}");
     }
     let before = swept();
     assert!(!f.contains_at(&keys[0], dead_at));
@@ -323,24 +339,35 @@ fn each_epoch_is_swept_a_chunk_per_call() {
     assert!(words.map(|w| w.load(Relaxed)).all(|v| v == 0));
 }
 
-/// A pass not done when the next epoch begins is finished first, and recorded; then the
-/// newest epoch's starts. Passes progress even where an epoch has too few calls for one.
+/// A pass not done when the next epoch begins is finished first, and recorded; the next is
+/// owed [`PASS_EVERY`] epochs after it. Passes progress even where an epoch has too few
+/// calls for one.
 #[test]
 fn a_pass_left_by_its_epoch_is_finished_in_the_next() {
     let f = filter(Duration::from_secs(8), 60_000, 0.01);
     let chunks = f.num_lines().div_ceil(CHUNK_LINES as u64);
     let (t, e) = (t0(&f, 0), f.epoch());
-    let n = f.window().epoch_of(t);
+    let (n, p) = (f.window().epoch_of(t), PASS_EVERY);
     f.insert_at(&0u64, t);
-    assert!(f.contains_at(&0u64, t + e)); // epoch n + 1: the first chunk of its pass
+    assert!(!f.contains_at(&0u64, t + e * p as u32)); // the first chunk of n + p's pass
     for _ in 1..chunks {
-        assert!(f.contains_at(&0u64, t + e * 2)); // epoch n + 2: the rest of n + 1's
+        assert!(!f.contains_at(&0u64, t + e * (p + 1) as u32)); // the rest of n + p's
     }
-    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 2, "n + 1's pass is done");
+    assert_eq!(
+        f.clock(SWEPT).load(Relaxed),
+        n + p + 1,
+        "n + p's pass is done"
+    );
+    let swept = || SWEPT_LINES.with(|n| n.get());
+    let before = swept();
     for _ in 0..chunks {
-        assert!(f.contains_at(&0u64, t + e * 2));
+        assert!(!f.contains_at(&0u64, t + e * (p + 1) as u32));
     }
-    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 3, "then n + 2's");
+    assert_eq!(swept(), before, "none owed in n + p + 1");
+    for _ in 0..chunks {
+        assert!(!f.contains_at(&0u64, t + e * 2 * p as u32));
+    }
+    assert_eq!(f.clock(SWEPT).load(Relaxed), n + 2 * p + 1, "then n + 2p's");
 }
 
 /// A call that claims a chunk and dies before sweeping it (SIGKILL) leaves its pass never
@@ -351,15 +378,15 @@ fn a_pass_with_a_chunk_never_swept_is_done_by_the_next_epoch() {
     let lines = f.num_lines();
     let chunks = lines.div_ceil(CHUNK_LINES as u64);
     let (t, e) = (t0(&f, 0), f.epoch());
-    let n = f.window().epoch_of(t);
+    let (n, p) = (f.window().epoch_of(t), PASS_EVERY);
     f.insert_at(&0u64, t);
-    // Epoch n + 1's first call moved the newest epoch, claimed the first chunk, and died.
-    f.clock(NEWEST).fetch_max(n + 1, Relaxed);
-    f.clock(PASS).store((n + 2) << CHUNK_BITS | 1, Relaxed);
+    // Epoch n + p's first call moved the newest epoch, claimed the first chunk, and died.
+    f.clock(NEWEST).fetch_max(n + p, Relaxed);
+    f.clock(PASS).store((n + p + 1) << CHUNK_BITS | 1, Relaxed);
     let swept = || SWEPT_LINES.with(|n| n.get());
     let before = swept();
     for _ in 0..2 * chunks {
-        assert!(f.contains_at(&0u64, t + e));
+        assert!(!f.contains_at(&0u64, t + e * p as u32));
     }
     assert_eq!(
         swept() - before,
@@ -368,11 +395,11 @@ fn a_pass_with_a_chunk_never_swept_is_done_by_the_next_epoch() {
     );
     assert_eq!(f.clock(SWEPT).load(Relaxed), n + 1, "the pass is not done");
     for _ in 0..chunks {
-        assert!(f.contains_at(&0u64, t + e * 2));
+        assert!(!f.contains_at(&0u64, t + e * (p + 1) as u32));
     }
     assert_eq!(
         f.clock(SWEPT).load(Relaxed),
-        n + 3,
+        n + p + 2,
         "the next epoch's pass is"
     );
     assert_eq!(swept() - before, 2 * lines - CHUNK_LINES as u64);
