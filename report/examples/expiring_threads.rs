@@ -8,9 +8,8 @@
 //! during the run: what every call pays for the clock line it reads), and one with a 1 s
 //! window (an epoch every 250 ms, so every eighth epoch's sweep is claimed chunk by chunk by
 //! the threads while they insert; the epochs the recorded sweep moved on during the run are
-//! counted). After the
-//! stream's first loop the plain and 30-day filters see repeats only, the 1 s filter sees
-//! new keys again as they expire.
+//! counted). After the stream's first loop the plain and 30-day filters see repeats only,
+//! the 1 s filter sees new keys again as they expire.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-bench --example expiring_threads [-- CAPACITY SECS T...]
@@ -94,7 +93,7 @@ fn main() {
     let keys: Vec<&str> = links.iter().map(String::as_str).collect();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("M calls/s, all threads together (speedup over 1 thread); capacity {capacity}, {secs} s per cell, {cpus} CPUs\n");
-    println!("| threads | plain, one at a time | expiring 30 d, one at a time | expiring 1 s, one at a time | plain, batches | expiring 30 d, batches | expiring 1 s, batches | 1 s: epochs swept during the cell (one at a time, batches) |");
+    println!("| threads | plain, one at a time | expiring 30 d, one at a time | expiring 1 s, one at a time | plain, batches | expiring 30 d, batches | expiring 1 s, batches | 1 s: epochs the recorded sweep moved on during the cell (one at a time, batches) |");
     println!("|---|---|---|---|---|---|---|---|");
     let (day30, second) = (Duration::from_secs(30 * 86_400), Duration::from_secs(1));
     let mut base: Vec<f64> = vec![];
