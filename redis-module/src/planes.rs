@@ -135,11 +135,13 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
             .collect();
         return ctx.reply_bytes(&bytes);
     }
-    // Checked before anything is written: a line the insert cannot write (damage), and
-    // past `maxmemory`, a key that would set a bit.
+    // Checked before anything is written, on the lines as the clock's move to `n` will
+    // leave them: a line the insert cannot write (damage), and past `maxmemory`, a key that
+    // would set a bit.
+    let ahead = |line: u64| clock.line_after_advance(n, read(line));
     if let Some(&(line, _)) = probes
         .iter()
-        .find(|&&(line, _)| !planes::writable(&read(line), n))
+        .find(|&&(line, _)| !planes::writable(&ahead(line), n))
     {
         let why = format!("its line {line} holds an epoch after the shard's newest ({n})");
         return damaged(ctx, key, &why);
@@ -148,7 +150,7 @@ pub fn shard_call(ctx: &Ctx<'_>, op: XOp) -> c_int {
     if oom
         && probes
             .iter()
-            .any(|&(line, mask)| !planes::contains_at(&read(line), clock.newest, n, mask))
+            .any(|&(line, mask)| !planes::contains_at(&ahead(line), clock.newest, n, mask))
     {
         return ctx.reply_error(OOM);
     }

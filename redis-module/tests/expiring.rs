@@ -100,6 +100,35 @@ fn the_modules_expiring_type_answers_as_the_local_filter() {
     assert!(new > 3_000, "{new} new answers");
 }
 
+/// After a pause of 56, 60 or 176 epochs the shards' unswept words in the caller's plane
+/// carry the label of the epoch four after its own (label and plane come round every 60):
+/// the first write must see the lines as the clock's move sweeps them, not refuse the
+/// shard as damaged. Epochs a whole number apart, so the same on any date.
+#[test]
+fn a_write_after_a_long_pause_answers_and_is_not_taken_for_damage() {
+    if !available() {
+        return;
+    }
+    let s = with_module(&[]);
+    let capacity = 3_000;
+    let (mut f, l) = (shared(&s.url(), "pause", capacity), local(capacity));
+    let epoch = l.epoch();
+    let mut t = SystemTime::now() - 200 * WINDOW;
+    let keys = urls(0, 12_000);
+    for (round, pause) in [0u32, 56, 60, 176].into_iter().enumerate() {
+        t += epoch * pause;
+        let batch = &keys[round * 3_000..][..3_000];
+        let want: Vec<bool> = batch.iter().map(|k| l.insert_if_absent_at(k, t)).collect();
+        assert_eq!(
+            f.insert_if_absent_many_at(batch, t).unwrap(),
+            want,
+            "after {pause} epochs"
+        );
+        let seen: Vec<bool> = keys.iter().map(|k| l.contains_at(k, t)).collect();
+        assert_eq!(f.contains_many_at(&keys, t).unwrap(), seen, "after {pause}");
+    }
+}
+
 #[test]
 fn racing_handles_have_one_winner_per_new_key() {
     if !available() {
