@@ -28,16 +28,30 @@ pub(crate) const fn label(x: u64) -> u64 {
 /// Epochs after which labels and planes repeat together.
 const CYCLE: u64 = LABELS * PLANES;
 
-/// For each epoch mod [`CYCLE`], its plane, label and live labels ([`PlaneEpoch::at`]):
-/// tabled once, so that a call looks its epoch up instead of dividing eight times.
-#[allow(clippy::type_complexity)]
-static VIEWS: [(
-    usize,
-    u64,
-    [[u64; 2]; PLANES as usize],
-    [[u64; 2]; PLANES as usize],
-); CYCLE as usize] = {
-    let mut views = [(0, 0, [[0; 2]; PLANES as usize], [[0; 2]; PLANES as usize]); CYCLE as usize];
+/// What a caller in epoch `n` reads and writes, the same for every `n` of one residue mod
+/// [`CYCLE`] ([`VIEWS`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PlaneView {
+    /// The plane this epoch writes, and its label.
+    pub(crate) plane: usize,
+    pub(crate) label: u64,
+    /// For each plane, its live label (the epoch of `n − 3 ..= n` it holds) and the label
+    /// of the epoch four later (`n + 1 ..= n + 4`: live if written, a newer caller's).
+    pub(crate) live: [[u64; 2]; PLANES as usize],
+    /// The same labels as words to compare with: the label over all-ones data.
+    want: [[u64; 2]; PLANES as usize],
+}
+
+/// For each epoch mod [`CYCLE`], its view ([`PlaneEpoch::at`]): tabled once, so that a
+/// call looks its epoch up instead of dividing eight times.
+static VIEWS: [PlaneView; CYCLE as usize] = {
+    const EMPTY: PlaneView = PlaneView {
+        plane: 0,
+        label: 0,
+        live: [[0; 2]; PLANES as usize],
+        want: [[0; 2]; PLANES as usize],
+    };
+    let mut views = [EMPTY; CYCLE as usize];
     let mut m = 0;
     while m < CYCLE {
         let mut q = 0;
@@ -45,32 +59,34 @@ static VIEWS: [(
             // The x in m − 3 ..= m with x ≡ q (mod 4), mod the cycle (a multiple of 4 and 15).
             let back = (m + PLANES - q) % PLANES;
             let x = (m + CYCLE - back) % CYCLE;
-            views[m as usize].2[q as usize] = [label(x), label(x + PLANES)];
-            views[m as usize].3[q as usize] = [
+            views[m as usize].live[q as usize] = [label(x), label(x + PLANES)];
+            views[m as usize].want[q as usize] = [
                 label(x) << LABEL_SHIFT | DATA,
                 label(x + PLANES) << LABEL_SHIFT | DATA,
             ];
             q += 1;
         }
-        views[m as usize].0 = (m % PLANES) as usize;
-        views[m as usize].1 = label(m);
+        views[m as usize].plane = (m % PLANES) as usize;
+        views[m as usize].label = label(m);
         m += 1;
     }
     views
 };
 
-/// What a caller in epoch `n` reads and writes.
+/// What a caller in epoch `n` reads and writes: `n` and its [`PlaneView`] (its fields
+/// read through this, as `e.plane`), two words a call keeps in registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PlaneEpoch {
     pub(crate) n: u64,
-    /// The plane this epoch writes, and its label.
-    pub(crate) plane: usize,
-    pub(crate) label: u64,
-    /// For each plane, its live label (the epoch of `n − 3 ..= n` it holds) and the label
-    /// of the epoch four later (`n + 1 ..= n + 4`: live if written, a newer caller's).
-    pub(crate) live: &'static [[u64; 2]; PLANES as usize],
-    /// The same labels as words to compare with: the label over all-ones data.
-    want: &'static [[u64; 2]; PLANES as usize],
+    view: &'static PlaneView,
+}
+
+impl core::ops::Deref for PlaneEpoch {
+    type Target = PlaneView;
+    #[inline(always)]
+    fn deref(&self) -> &PlaneView {
+        self.view
+    }
 }
 
 impl PlaneEpoch {
@@ -78,13 +94,9 @@ impl PlaneEpoch {
     /// of the epoch four later.
     #[inline(always)]
     pub(crate) fn at(n: u64) -> PlaneEpoch {
-        let (plane, label, ref live, ref want) = VIEWS[(n % CYCLE) as usize];
         PlaneEpoch {
             n,
-            plane,
-            label,
-            live,
-            want,
+            view: &VIEWS[(n % CYCLE) as usize],
         }
     }
 
@@ -244,7 +256,8 @@ pub(crate) fn insert_if_absent_in(
 ) -> bool {
     // The newest epoch was read before the line (by the caller).
     seq_cst_order();
-    let p = e.plane;
+    // (`% PLANES` changes nothing, and spares the bounds checks of the indices below.)
+    let p = e.plane % PLANES as usize;
     let (a, b) = (
         line.word(2 * p).load(SeqCst),
         line.word(2 * p + 1).load(SeqCst),
