@@ -98,7 +98,7 @@ fn expiring(file: &Path, e: &ExpiringBloomFilter) -> String {
     };
     format!(
         "file {} (expiring)\nwindow {} (epochs of {}; forgotten after {} at most)\n\
-         oldest generation {}\nlines {} of 128 stamps, hashes {}, memory {}\n\
+         oldest generation {}\nlines {} of 4 planes (a generation each), hashes {}, memory {}\n\
          capacity {} per window ({}), target fpr {}\nestimated distinct keys live {}\n\
          estimated fpr now {:.6}%\n",
         file.display(),
