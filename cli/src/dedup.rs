@@ -333,12 +333,12 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
     let keys = seen.filter.keys();
     eprintln!(
         "lines {lines}, printed {printed}{recorded}, repeats {}, {what} {bits} bits ({:.1} MiB), \
-         estimated fpr now {:.4}%, estimated new lines taken for repeats (not printed) {:.0}, \
+         estimated fpr now {:.4}%, estimated new lines taken for repeats (not printed) {}, \
          {secs:.2} s, {:.1} M lines/s",
         lines - printed,
         bytes as f64 / 1048576.0,
         100.0 * seen.filter.estimated_fpr(),
-        keys.estimated_false_positives(),
+        crate::estimate(keys.estimated_false_positives()),
         lines as f64 / secs.max(1e-9) / 1e6
     );
 }

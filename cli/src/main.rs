@@ -364,6 +364,16 @@ pub(crate) fn human_bytes(b: f64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
+/// An estimate from a filter's fill, `x` rounded; a full filter's (every bit set: the
+/// library's `u64::MAX` or infinity) bounds nothing, and says so.
+pub(crate) fn estimate(x: f64) -> String {
+    if x.is_finite() && x < u64::MAX as f64 {
+        format!("{x:.0}")
+    } else {
+        "unknown (the filter is full: every bit is set)".into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

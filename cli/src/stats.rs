@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use blockbloom::{BloomFilter, ExpiringBloomFilter, GrowableBloomFilter};
 
 use crate::filter::{describe_key_format, human_duration, Filter};
-use crate::{human_bytes, write_err, Failure};
+use crate::{estimate, human_bytes, write_err, Failure};
 
 pub(crate) fn run(file: &Path) -> Result<(), Failure> {
     // A state in use by a `dedup` (or one whose last user was killed) is read as the
@@ -60,7 +60,7 @@ fn fixed(file: &Path, f: &BloomFilter) -> String {
         f.target_fpr(),
         ones,
         100.0 * ones as f64 / f.num_bits() as f64,
-        f.estimated_len(),
+        estimate(f.estimated_len() as f64),
         100.0 * f.estimated_fpr()
     )
 }
@@ -115,7 +115,7 @@ fn expiring(file: &Path, e: &ExpiringBloomFilter) -> String {
             blockbloom::Arrival::WorstBurst => "in any order: sized for the worst burst",
         },
         e.target_fpr(),
-        e.estimated_len(),
+        estimate(e.estimated_len() as f64),
         100.0 * e.estimated_fpr()
     )
 }

@@ -355,3 +355,30 @@ fn stats_estimate_the_lines_lost_to_false_positives() {
         "{err}"
     );
 }
+
+/// A filter given a thousand times its capacity has every bit set: its fill bounds no
+/// count, and `--stats` and `stats` say the estimates are unknown (they read 0 lines lost
+/// for the expiring filter, and 1.8e21 for the plain one, of 100,000 lines given).
+#[test]
+fn the_estimates_of_a_full_filter_say_they_are_unknown() {
+    let dir = temp_dir("full-estimates");
+    let input = lines_of(0..100_000);
+    for kind in [&[][..], &["--expire-after", "1h"][..]] {
+        let state = dir.join(format!("s{}.bloom", kind.len()));
+        let state = state.to_str().unwrap();
+        let mut args = vec!["dedup", "--capacity", "100", "--stats", "--state", state];
+        args.extend(kind);
+        let out = run(&args, input.as_bytes());
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let unknown = "unknown (the filter is full: every bit is set)";
+        assert!(
+            err.contains(&format!("taken for repeats (not printed) {unknown},")),
+            "{kind:?}: {err}"
+        );
+        let stats = run(&["stats", state], b"");
+        let text = String::from_utf8_lossy(&stats.stdout);
+        assert!(text.contains(&format!(" {unknown}\n")), "{kind:?}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -91,7 +91,10 @@ fn stats_show_the_window_and_the_oldest_generation() {
     );
     assert!(text.contains("capacity 10000 per window"), "{text}");
     // The lines as the planes layout has them (not the 4-bit stamps of format version 3).
-    assert!(text.contains(" of 4 planes (a generation each), hashes 7,"), "{text}");
+    assert!(
+        text.contains(" of 4 planes (a generation each), hashes 7,"),
+        "{text}"
+    );
     // An estimate from the live bits: 100 lines, give or take.
     let live: u64 = text
         .lines()

@@ -315,7 +315,8 @@ impl BloomFilter {
         self.inner.estimated_len()
     }
     /// The expected number of new keys taken for repeats so far (false positives: pages
-    /// not fetched), from the fill.
+    /// not fetched), from the fill; `inf` once every bit is set (`estimated_len` is then
+    /// 2**64 - 1: the fill bounds neither).
     fn estimated_false_positives(&self) -> f64 {
         self.inner.estimated_false_positives()
     }

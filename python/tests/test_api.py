@@ -581,3 +581,21 @@ def test_estimated_false_positives_within_30_percent_of_the_count():
         estimate = f.estimated_false_positives()
         print(f"{name}: {lost} taken for repeats, estimated {estimate:.1f}")
         assert lost > 100 and 0.7 * lost <= estimate <= 1.3 * lost, name
+
+
+def test_a_full_filter_says_its_estimates_are_unbounded():
+    """A thousand times its capacity sets every bit: the fill bounds no count, so the
+    estimates are 2**64 - 1 keys and inf lost (they read 1.8e21 and 0 before)."""
+    from datetime import timedelta
+
+    import blockbloom
+
+    filters = {
+        "BloomFilter": blockbloom.BloomFilter(100, 0.01),
+        "ExpiringBloomFilter": blockbloom.ExpiringBloomFilter(100, 0.01, expire_after=timedelta(days=1)),
+    }
+    keys = [f"https://example.com/{i}" for i in range(100_000)]
+    for name, f in filters.items():
+        f.insert_if_absent_many(keys)
+        assert f.estimated_len() == 2**64 - 1, name
+        assert f.estimated_false_positives() == float("inf"), name

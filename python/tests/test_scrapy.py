@@ -241,6 +241,25 @@ def test_bloom_dupefilter_that_cannot_grow_says_so(tmp_path, caplog):
     assert 0 <= stats.values["blockbloom/estimated_false_positives"] < 1
 
 
+def test_a_full_expiring_dupefilter_warns_that_its_losses_are_unknown(tmp_path, caplog):
+    """An expiring filter given a thousand times its capacity in one epoch has every bit
+    set: the stat is inf and the log says the count is unknown (it said "about 0.0")."""
+    pytest.importorskip("scrapy")
+    from scrapy import Request
+    from scrapy.utils.request import RequestFingerprinter
+
+    from blockbloom.scrapy import BloomDupeFilter
+
+    stats = Stats()
+    df = BloomDupeFilter(None, capacity=100, expire_after=3600, fingerprinter=RequestFingerprinter(), stats=stats)
+    seen = [df.request_seen(Request(f"http://127.0.0.1/{i}")) for i in range(100_000)]
+    assert seen.count(True) > 90_000
+    caplog.clear()
+    df.close("finished")
+    assert stats.values["blockbloom/estimated_false_positives"] == float("inf")
+    assert any("how many new ones it dropped is unknown" in r.getMessage() for r in caplog.records)
+
+
 def test_redis_url_from_scrapy_redis_settings():
     """The server is found from scrapy-redis' settings as its scheduler finds it."""
     pytest.importorskip("scrapy")

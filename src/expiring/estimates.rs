@@ -34,6 +34,9 @@ impl ExpiringBloomFilter {
     /// Estimated number of distinct keys remembered now (offered in the last three to four
     /// epochs: past its capacity, the filter's false positives among them count too, as
     /// they set no bit), from each plane's count of live bits. Reads the whole filter.
+    /// Saturates at `u64::MAX` while a live plane has every bit set in every line (its
+    /// fill then bounds no count; [`estimated_false_positives`](Self::estimated_false_positives)
+    /// is infinite).
     ///
     /// Example at [`memory_bytes`](Self::memory_bytes).
     pub fn estimated_len(&self) -> u64 {
@@ -66,7 +69,8 @@ impl ExpiringBloomFilter {
     /// were offered (the last three to four epochs), from the live bits: each plane's keys
     /// arrived while it filled (a key taken for a repeat sets no bit, so the fill counts
     /// every key offered) and the older live planes were as they are now. Epochs already
-    /// forgotten are not counted.
+    /// forgotten are not counted. Infinite while a live plane has every bit set: then
+    /// neither the keys offered nor those lost are bounded by the fill.
     ///
     /// ```
     /// use blockbloom::ExpiringBloomFilter;
@@ -79,6 +83,14 @@ impl ExpiringBloomFilter {
     /// let lost = (0..100_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
     /// let estimate = f.estimated_false_positives();
     /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
+    ///
+    /// let full = ExpiringBloomFilter::builder() // a thousand times its capacity
+    ///     .expire_after(Duration::from_secs(86_400))
+    ///     .capacity(100)
+    ///     .build()?;
+    /// for i in 0..100_000u64 { full.insert(&i); }
+    /// assert_eq!(full.estimated_len(), u64::MAX);
+    /// assert_eq!(full.estimated_false_positives(), f64::INFINITY);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_false_positives(&self) -> f64 {

@@ -285,11 +285,12 @@ impl PlanesCensus {
     }
 
     /// The keys in the live planes by age, from each plane's live bits (the inverse of a
-    /// plane's expected fill, `math::planes::keys_from_plane_ones`).
+    /// plane's expected fill, `math::planes::keys_from_plane_ones`): infinite for a plane
+    /// whose every bit is set (its fill bounds no count), 0 for an empty census.
     pub fn keys_per_age(&self, k: u32) -> [f64; PLANES as usize] {
         self.ones
             .map(|o| crate::math::planes::keys_from_plane_ones(o, self.lines, k))
-            .map(|x| if x.is_finite() { x } else { 0.0 })
+            .map(|x| if x.is_nan() { 0.0 } else { x })
     }
 
     /// Distinct keys remembered: offered in the live epochs.
@@ -305,9 +306,13 @@ impl PlanesCensus {
     /// The expected number of new keys taken for repeats while the live planes filled:
     /// each plane's keys arrived while it filled (a key taken for a repeat sets no bit, so
     /// the fill counts every key offered), the older live planes as they are now.
+    /// Infinite if a live plane has every bit set.
     pub fn false_positives(&self, k: u32) -> f64 {
         let bits = self.lines as f64 * f64::from(PLANE_BITS);
         let keys = self.keys_per_age(k);
+        if keys.iter().any(|x| x.is_infinite()) {
+            return f64::INFINITY;
+        }
         // A plane's rate with `x` keys in it: the blocked filter's of 120-bit blocks, as its
         // estimated keys (within 1% of the planes' split draws', `math::planes`, and cheaper
         // to evaluate at every point of the integral).

@@ -410,9 +410,13 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_len(&self) -> u64 {
+        self.keys_in().round() as u64 // `as` saturates (inf -> u64::MAX)
+    }
+
+    /// [`estimated_len`](Self::estimated_len) unrounded: infinite when every bit is set.
+    fn keys_in(&self) -> f64 {
         let (ones, bits) = (self.count_ones(), self.num_bits());
-        let n = crate::math::keys_from_ones(ones, bits, self.num_hashes(), self.block_bits());
-        n.round() as u64 // `as` saturates (inf -> u64::MAX)
+        crate::math::keys_from_ones(ones, bits, self.num_hashes(), self.block_bits())
     }
 
     /// The false-positive rate at the current fill (reads the whole filter): the mean over
@@ -436,6 +440,8 @@ impl BloomFilter {
     /// repeat with the rate at `x` keys, summed over the [`estimated_len`](Self::estimated_len)
     /// keys in. A 1% filter filled to capacity has lost about 0.2% of its new keys; size for
     /// fewer than one lost page per crawl with a smaller `fpr` (README, "Which structure?").
+    /// Infinite once every bit is set: the fill then bounds neither the keys in
+    /// (`estimated_len` saturates at `u64::MAX`) nor those lost.
     ///
     /// ```
     /// use blockbloom::BloomFilter;
@@ -443,10 +449,15 @@ impl BloomFilter {
     /// let lost = (0..100_000u64).filter(|i| !f.insert_if_absent(i)).count() as f64;
     /// let estimate = f.estimated_false_positives();
     /// assert!((0.7 * lost..1.3 * lost).contains(&estimate), "{estimate} for {lost}");
+    ///
+    /// let full = BloomFilter::with_capacity(100, 0.01)?; // a thousand times its capacity
+    /// for i in 0..100_000u64 { full.insert(&i); }
+    /// assert_eq!(full.estimated_len(), u64::MAX);
+    /// assert_eq!(full.estimated_false_positives(), f64::INFINITY);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_false_positives(&self) -> f64 {
-        let n = self.estimated_len() as f64;
+        let n = self.keys_in();
         let (bits, k) = (self.num_bits(), self.num_hashes());
         crate::math::false_positives_over_fill(n, bits, k, self.block_bits())
     }

@@ -29,10 +29,14 @@ pub(crate) fn false_positives_among_offered(n: f64, fpr_at: impl Fn(f64) -> f64)
 }
 
 /// `∫_0^n f`, by Simpson's rule over 64 intervals of a smooth function (0 for `n` NaN or not
-/// positive).
+/// positive; infinite for `n` infinite, a full filter's count: the rates integrated here
+/// grow towards 1 with the keys).
 fn simpson(n: f64, f: impl Fn(f64) -> f64) -> f64 {
     if n.is_nan() || n <= 0.0 {
         return 0.0;
+    }
+    if n.is_infinite() {
+        return f64::INFINITY;
     }
     const INTERVALS: u32 = 64;
     let h = n / INTERVALS as f64;
@@ -90,7 +94,7 @@ pub(crate) fn keys_from_fill(ones: u64, bits: u64, per_key: f64, block_bits: f64
 /// `bits` bits (`block_bits` to a block, `k` hashes) filled from empty to `keys` keys:
 /// [`BloomFilter::estimated_false_positives`](crate::BloomFilter::estimated_false_positives)
 /// from a key count found elsewhere (as [`keys_from_ones`]). About `0.19 · n · fpr` for a
-/// filter filled to its capacity `n` at 1%.
+/// filter filled to its capacity `n` at 1%; infinite for `keys` infinite (every bit set).
 ///
 /// ```
 /// use blockbloom::math::{false_positives_over_fill, size_filter};

@@ -45,6 +45,7 @@ at the end; a warning once it passes twice ``BLOCKBLOOM_FPR``).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from typing import Any, Literal, Optional
@@ -175,6 +176,12 @@ class _LogMixin:
         duplicates so far, for the filter: across the runs of a ``JOBDIR``) and a log line."""
         if self.stats is not None:
             self.stats.set_value("blockbloom/estimated_false_positives", round(estimate, 1))
+        if not math.isfinite(estimate):
+            self.logger.warning(
+                "blockbloom: the filter is full (every bit is set): it takes every request for "
+                "a duplicate, and how many new ones it dropped is unknown (the stat is inf)"
+            )
+            return
         self.logger.info(
             "blockbloom: about %.1f new requests were taken for duplicates so far (estimated "
             "from the filter's fill); its false-positive rate is now %g",
