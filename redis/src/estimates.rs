@@ -22,6 +22,8 @@ const SLOTS_PER_LINE: u32 = GENERATION_LINE_BYTES as u32 * 8;
 /// assert_eq!((empty.keys_in, empty.fpr, empty.false_positives), (0.0, 0.0, 0.0));
 /// let some = Estimates::of(7000, 1000, 7);
 /// assert!(some.keys_in > 990.0 && some.fpr > 0.0);
+/// let full = Estimates::of(1000 * 512, 1000, 7); // every bit set: no count is bounded
+/// assert_eq!((full.keys_in, full.fpr, full.false_positives), (f64::INFINITY, 1.0, f64::INFINITY));
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Estimates {
