@@ -226,6 +226,16 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
+    /// This error of a filter sized for a share of the rate `fpr` asked for (a growable
+    /// filter's first layer, the expiring filter's planes), with a rate too small to size
+    /// for reported as `fpr` itself.
+    pub(crate) fn for_rate_asked(self, fpr: f64) -> Self {
+        match self {
+            Error::UnreachableFpr(_) => Error::UnreachableFpr(fpr),
+            e => e,
+        }
+    }
+
     /// An I/O error, keeping its kind and message (the error itself is neither `Clone` nor
     /// `PartialEq`, which `Error` is).
     pub(crate) fn io(e: &std::io::Error, context: &str) -> Self {

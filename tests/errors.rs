@@ -1,6 +1,6 @@
 //! Every bad parameter is an `Err` with a readable message, never a panic or an abort.
 
-use blockbloom::{BloomFilter, Error};
+use blockbloom::{BloomFilter, Error, ExpiringBloomFilter, GrowableBloomFilter};
 
 fn msg(e: &Error) -> String {
     let s = e.to_string();
@@ -33,6 +33,29 @@ fn bad_fpr() {
         .unwrap_err();
     assert!(matches!(e, Error::UnreachableFpr(_)), "{e:?}");
     msg(&e);
+}
+
+/// A filter sized for a share of the rate asked for (a growable filter's first layer, in
+/// memory or a file; the expiring filter's planes) reports the rate asked for, not its share
+/// (the growable's said 5e-301 for 1e-300).
+#[test]
+fn an_unreachable_rate_is_the_one_asked_for() {
+    let dir = std::env::temp_dir().join(format!("blockbloom-unreachable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let asked = Error::UnreachableFpr(1e-300);
+    let growable = GrowableBloomFilter::new(1000, 1e-300).unwrap_err();
+    let file = GrowableBloomFilter::open_file(dir.join("g.bloom"), 1000, 1e-300).unwrap_err();
+    let expiring = ExpiringBloomFilter::builder()
+        .expire_after(std::time::Duration::from_secs(3600))
+        .capacity(1000)
+        .fpr(1e-300)
+        .build()
+        .unwrap_err();
+    for e in [growable, file, expiring] {
+        assert_eq!(e, asked);
+        assert!(msg(&e).contains("rate 1e-300 is below"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

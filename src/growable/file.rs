@@ -515,7 +515,8 @@ impl GrowableBuilder {
                 if let Some(s) = seed {
                     b = b.seed(s);
                 }
-                b.open_file_kind(&first, FileKind::Layer, true)?
+                b.open_file_kind(&first, FileKind::Layer, true)
+                    .map_err(|e| e.for_rate_asked(fpr))?
             }
             Err(e) => return Err(e),
         };

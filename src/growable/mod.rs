@@ -115,7 +115,14 @@ impl Shape {
         if let Some(on) = self.huge_pages {
             builder = builder.huge_pages(on);
         }
-        let filter = builder.build()?;
+        // The first layer's rate is the chain's own, split over the layers to come.
+        let filter = builder.build().map_err(|e| {
+            if i == 0 {
+                e.for_rate_asked(self.fpr)
+            } else {
+                e
+            }
+        })?;
         Ok(Layer {
             filter,
             count: Padded(AtomicU64::new(0)),

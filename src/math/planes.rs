@@ -28,10 +28,7 @@ pub(crate) const PLANE_BITS: u32 = 120;
 /// per execution).
 pub(crate) fn planes_params(fpr: f64, full: u32) -> Result<(f64, u32), Error> {
     check(1, fpr)?;
-    params_for(fpr * SIZED_SHARE, Rate::Planes(full)).map_err(|e| match e {
-        Error::UnreachableFpr(_) => Error::UnreachableFpr(fpr),
-        e => e,
-    })
+    params_for(fpr * SIZED_SHARE, Rate::Planes(full)).map_err(|e| e.for_rate_asked(fpr))
 }
 
 /// Bits of one of a plane's two words.
