@@ -2,8 +2,12 @@
 
 use std::io::{self, Write};
 
-use blockbloom::math::{blocked_fpr_sized, size_filter_sized, standard_fpr, BLOCK_SIZES};
+use std::time::Duration;
 
+use blockbloom::math::{blocked_fpr_sized, size_filter_sized, standard_fpr, BLOCK_SIZES};
+use blockbloom::{Arrival, ExpiringBloomFilter, ExpiryWindow};
+
+use crate::filter::human_duration;
 use crate::{human_bytes, write_err, Failure};
 
 pub(crate) fn run(
@@ -80,4 +84,45 @@ pub(crate) fn run(
         100.0 * standard_fpr(c_std / 2.0, k_std),
     );
     out.write_all(s.as_bytes()).map_err(write_err)
+}
+
+/// `calc --expire-after`: the expiring filter of `window` for `n` keys per window at rate
+/// `fpr` (at its worst moment), at a steady rate and for the worst burst, sized as `dedup
+/// --expire-after` sizes it (the library's own sizing, no memory taken).
+pub(crate) fn expiring(n: u64, fpr: f64, window: Duration) -> Result<(), Failure> {
+    let w = ExpiryWindow::new(window)?;
+    let mut s = format!(
+        "expiring filter, window {} (epochs of {}; a key forgotten {} after its insert at most), \
+         rate at most {fpr} at every moment:\n",
+        human_duration(window),
+        human_duration(w.epoch()),
+        human_duration(w.forgotten_after()),
+    );
+    for (arrival, what) in [
+        (Arrival::Steady, "keys per window at a steady rate"),
+        (Arrival::WorstBurst, "in any order (--worst-burst)"),
+    ] {
+        let layout = ExpiringBloomFilter::builder()
+            .expire_after(window)
+            .capacity(n)
+            .fpr(fpr)
+            .arrival(arrival)
+            .seed(0)
+            .layout()?;
+        let lines = layout.num_lines() as f64;
+        let bits_per_key = lines * 512.0 / n as f64;
+        // Its key lines and the clock line.
+        let bytes = (lines + 1.0) * 64.0;
+        s += &format!(
+            "  {what}: {bits_per_key:.2} bits/key ({:.3} bytes), k = {}, {} ({} bytes)\n",
+            bits_per_key / 8.0,
+            layout.num_hashes(),
+            human_bytes(bytes),
+            bytes as u64,
+        );
+    }
+    io::stdout()
+        .lock()
+        .write_all(s.as_bytes())
+        .map_err(write_err)
 }

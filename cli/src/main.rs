@@ -143,6 +143,10 @@ enum Cmd {
         /// each block size for common rates, instead.
         #[arg(long)]
         table: bool,
+        /// Also size an expiring filter (`dedup --expire-after`) of this window for
+        /// --capacity keys per window: at a steady rate, and for the worst burst.
+        #[arg(long, value_parser = filter::parse_duration, conflicts_with = "table")]
+        expire_after: Option<std::time::Duration>,
     },
     /// Show a snapshot's or state's parameters, fill, estimated count and false-positive
     /// rate (for a growing state, its layer files; for an expiring one, its window and the
@@ -322,7 +326,13 @@ fn main() -> ExitCode {
             block_bits,
             key_len,
             table,
-        } => calc::run(capacity, fpr, block_bits, key_len, table),
+            expire_after,
+        } => calc::run(capacity, fpr, block_bits, key_len, table).and_then(|()| {
+            match (capacity, expire_after) {
+                (Some(n), Some(window)) => calc::expiring(n, fpr, window),
+                _ => Ok(()),
+            }
+        }),
         Cmd::Stats { file } => stats::run(&file),
         Cmd::Merge { out, inputs, force } => merge::run(&out, &inputs, force),
     };

@@ -382,3 +382,41 @@ fn the_estimates_of_a_full_filter_say_they_are_unknown() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `calc --expire-after` sizes the expiring filter `dedup --expire-after` makes: its
+/// steady-rate line gives the lines of a state made with the same window, capacity and
+/// rate (and 22.39 bits per key at 1% for a 30-day window, the worst burst 2.5 times it;
+/// a window of seconds costs more at a steady rate, its epochs being a second longer).
+#[test]
+fn calc_sizes_the_expiring_filter_dedup_makes() {
+    let dir = temp_dir("calc-expiring");
+    for (window, fpr) in [("30d", "0.01"), ("2s", "0.001")] {
+        let args = ["--capacity", "100k", "--fpr", fpr, "--expire-after", window];
+        let out = run(&[&["calc"][..], &args].concat(), b"");
+        assert!(out.status.success());
+        let t = String::from_utf8(out.stdout).unwrap();
+        let bytes = |what: &str| -> u64 {
+            let line = t.lines().find(|l| l.contains(what)).expect(what);
+            let inner = line.rsplit('(').next().unwrap();
+            inner.trim_end_matches(" bytes)").parse().expect(line)
+        };
+        let (steady, burst) = (bytes("at a steady rate:"), bytes("--worst-burst"));
+        let state = dir.join(format!("s{window}.bloom"));
+        let state = state.to_str().unwrap();
+        assert!(run(&state_args(state, &args), b"a\n").status.success());
+        let stats = String::from_utf8(run(&["stats", state], b"").stdout).unwrap();
+        let lines: u64 = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("lines "))
+            .and_then(|l| l.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the state's lines");
+        assert_eq!(steady, (lines + 1) * 64, "{window}: {t}{stats}"); // and its clock line
+        assert!(burst > steady, "{t}");
+        if window == "30d" {
+            assert!(t.contains("at a steady rate: 22.39 bits/key"), "{t}");
+            assert!((2.4..2.6).contains(&(burst as f64 / steady as f64)), "{t}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
