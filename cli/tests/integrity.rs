@@ -338,6 +338,7 @@ fn extreme_flag_values_are_usage_errors_never_panics() {
             "1e-300",
         ],
         vec!["calc", "--capacity", "1.7e19"],
+        vec!["calc", "--capacity", "1e15", "--expire-after", "213503d"],
         vec!["calc", "--capacity", "1000", "--fpr", "1e-300"],
         vec!["calc", "--capacity", "1000", "--key-len", "nan"],
         vec!["calc", "--capacity", "1000", "--key-len", "1e308"],
