@@ -331,9 +331,16 @@ fn print_stats(seen: &Seen, lines: u64, printed: u64, unread: usize, secs: f64) 
         None => String::new(),
     };
     let keys = seen.filter.keys();
+    // The estimate covers what the filter holds: a state's earlier runs too, and for an
+    // expiring filter the epochs still live.
+    let over = match (&seen.filter, &seen.state) {
+        (Filter::Expiring(_), _) => " in the live epochs",
+        (_, Some(_)) => " since the state began",
+        (_, None) => "",
+    };
     eprintln!(
         "lines {lines}, printed {printed}{recorded}, repeats {}, {what} {bits} bits ({:.1} MiB), \
-         estimated fpr now {:.4}%, estimated new lines taken for repeats (not printed) {}, \
+         estimated fpr now {:.4}%, estimated new lines taken for repeats (not printed){over} {}, \
          {secs:.2} s, {:.1} M lines/s",
         lines - printed,
         bytes as f64 / 1048576.0,

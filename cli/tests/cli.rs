@@ -372,8 +372,15 @@ fn the_estimates_of_a_full_filter_say_they_are_unknown() {
         assert!(out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         let unknown = "unknown (the filter is full: every bit is set)";
+        let over = if kind.is_empty() {
+            "since the state began"
+        } else {
+            "in the live epochs"
+        };
         assert!(
-            err.contains(&format!("taken for repeats (not printed) {unknown},")),
+            err.contains(&format!(
+                "taken for repeats (not printed) {over} {unknown},"
+            )),
             "{kind:?}: {err}"
         );
         let stats = run(&["stats", state], b"");
