@@ -260,6 +260,29 @@ def test_a_full_expiring_dupefilter_warns_that_its_losses_are_unknown(tmp_path, 
     assert any("how many new ones it dropped is unknown" in r.getMessage() for r in caplog.records)
 
 
+def test_expire_after_takes_seconds_or_the_clis_units(tmp_path):
+    """``BLOCKBLOOM_EXPIRE_AFTER`` as Scrapy users write it (a number, or ``-s
+    BLOCKBLOOM_EXPIRE_AFTER=30d`` as the CLI's ``--expire-after``); anything else a
+    ``ValueError`` naming the setting (``"30d"`` said "could not convert string to float")."""
+    pytest.importorskip("scrapy")
+    from scrapy.utils.test import get_crawler
+
+    from blockbloom.scrapy import BloomDupeFilter
+
+    def window(value):
+        crawler = get_crawler(settings_dict={"BLOCKBLOOM_EXPIRE_AFTER": value})
+        seen = BloomDupeFilter.from_crawler(crawler).seen
+        return getattr(seen, "expire_after", None)
+
+    for value, seconds in [(2592000, 2592000), ("2592000", 2592000), ("30d", 2592000), (" 12h ", 43200), ("90m", 5400), ("45s", 45), ("1.5d", 129600)]:
+        assert window(value) == seconds, value
+    for value in [0, "0", "", None, "0d"]:
+        assert window(value) is None, value  # never forget: a growable filter
+    for value in ["30 days", "30w", "-5", -5, "nan", "inf", "d", "1e400"]:
+        with pytest.raises(ValueError, match="BLOCKBLOOM_EXPIRE_AFTER"):
+            window(value)
+
+
 def test_redis_url_from_scrapy_redis_settings():
     """The server is found from scrapy-redis' settings as its scheduler finds it."""
     pytest.importorskip("scrapy")

@@ -25,12 +25,13 @@ is not read).
 Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
 the in-process filter, which grows past it; the whole Redis filter; with
 ``BLOCKBLOOM_EXPIRE_AFTER``, the distinct requests per window), ``BLOCKBLOOM_EXPIRE_AFTER``
-(seconds after which a request's fingerprint is forgotten and the page fetched again — a
+(seconds, or a duration as ``"30d"``, ``"12h"``, after which a request's fingerprint is forgotten and the page fetched again — a
 re-crawl interval: an ``ExpiringBloomFilter``, whose file in ``JOBDIR`` records its window,
 or a ``RedisExpiringBloomFilter``, whose window is recorded in Redis; another window is
 refused), ``BLOCKBLOOM_ARRIVAL`` (with ``BLOCKBLOOM_EXPIRE_AFTER``: ``"steady"``, the
 default, sizes the filter for its capacity per window at a steady rate; ``"worst_burst"``
-for one in any order, at 1.6 times the memory), ``BLOCKBLOOM_FPR`` (the rate of requests
+for one in any order, at 2.5 times the memory, 2.6 at 1e-5: ``blockbloom calc --expire-after``
+gives both), ``BLOCKBLOOM_FPR`` (the rate of requests
 wrongly taken as seen, default 1e-5),
 ``BLOCKBLOOM_LOCAL_FRONT`` (Redis only, without expiry: requests a process remembers in
 memory to skip round trips for its repeats; 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
@@ -190,6 +191,31 @@ class _LogMixin:
         )
 
 
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _expire_after(settings: Any) -> Optional[float]:
+    """``BLOCKBLOOM_EXPIRE_AFTER`` in seconds: a number of seconds, or a duration as the
+    CLI's ``--expire-after`` takes it (``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``); 0 or
+    unset: never forget. Anything else is a ``ValueError`` naming the setting."""
+    value = settings.get("BLOCKBLOOM_EXPIRE_AFTER")
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    scale = _UNITS.get(text[-1:], 1.0)
+    number = text[:-1] if text[-1:] in _UNITS else text
+    try:
+        seconds = float(number) * scale
+    except ValueError:
+        seconds = float("nan")
+    if not 0.0 <= seconds < float("inf"):
+        raise ValueError(
+            f"BLOCKBLOOM_EXPIRE_AFTER: not a duration: {value!r} (seconds, or with a unit: "
+            "30d, 12h, 90m, 45s; 0 to never forget)"
+        )
+    return seconds or None
+
+
 def _test_clock(settings: Any) -> Optional[float]:
     """``BLOCKBLOOM_TEST_CLOCK``: for tests only, the time (seconds since 1970) an expiring
     filter works at instead of now, so that a test of the window does not depend on how
@@ -252,8 +278,8 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         """The filter Scrapy makes from its settings: ``BLOCKBLOOM_CAPACITY`` (the first
         layer's capacity) and ``BLOCKBLOOM_FPR`` (default 1e-5), ``DUPEFILTER_DEBUG``, and
         with ``JOBDIR`` a state file in the job directory (an existing one keeps its own
-        capacity and rate); ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset: never
-        forget) and ``BLOCKBLOOM_ARRIVAL`` for an expiring filter."""
+        capacity and rate); ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds, or ``"30d"``, ``"12h"``;
+        0 or unset: never forget) and ``BLOCKBLOOM_ARRIVAL`` for an expiring filter."""
         from scrapy.utils.job import job_dir
 
         s = crawler.settings
@@ -264,7 +290,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
-            expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
+            expire_after=_expire_after(s),
             clock=_test_clock(s),
             arrival=s.get("BLOCKBLOOM_ARRIVAL", "steady"),
         )
@@ -391,8 +417,8 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         """The filter for the crawler's spider (or ``spider_name``) on the Redis server
         scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
         with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
-        ``BLOCKBLOOM_REDIS_TIMEOUT``, ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds; 0 or unset:
-        never forget), ``BLOCKBLOOM_ARRIVAL`` and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
+        ``BLOCKBLOOM_REDIS_TIMEOUT``, ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds, or ``"30d"``,
+        ``"12h"``; 0 or unset: never forget), ``BLOCKBLOOM_ARRIVAL`` and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
         capacity, rate or window (or one that expires, asked for one that does not, and
         the other way round) is a ``RedisError``: the crawl does not start."""
         s = crawler.settings
@@ -406,7 +432,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
             timeout=s.getfloat("BLOCKBLOOM_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT),
-            expire_after=s.getfloat("BLOCKBLOOM_EXPIRE_AFTER", 0.0) or None,
+            expire_after=_expire_after(s),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
             clock=_test_clock(s),
