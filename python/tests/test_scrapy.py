@@ -283,6 +283,26 @@ def test_expire_after_takes_seconds_or_the_clis_units(tmp_path):
             window(value)
 
 
+def test_capacity_takes_the_clis_counts():
+    """``BLOCKBLOOM_CAPACITY`` as a number or as the CLI's ``--capacity`` (``-s
+    BLOCKBLOOM_CAPACITY=10M``: "invalid literal for int()" before); anything else a
+    ``ValueError`` naming the setting."""
+    pytest.importorskip("scrapy")
+    from scrapy.utils.test import get_crawler
+
+    from blockbloom.scrapy import BloomDupeFilter
+
+    def capacity(value):
+        crawler = get_crawler(settings_dict={"BLOCKBLOOM_CAPACITY": value, "BLOCKBLOOM_EXPIRE_AFTER": 60})
+        return BloomDupeFilter.from_crawler(crawler).seen.capacity
+
+    for value, n in [(1000, 1000), ("1000", 1000), ("10k", 10_000), ("2M", 2_000_000), ("1e5", 100_000), (" 3K ", 3000)]:
+        assert capacity(value) == n, value
+    for value in [0, "0", -1, "1.5", "10x", "", "nan", "1e30", True]:
+        with pytest.raises(ValueError, match="BLOCKBLOOM_CAPACITY"):
+            capacity(value)
+
+
 def test_redis_url_from_scrapy_redis_settings():
     """The server is found from scrapy-redis' settings as its scheduler finds it."""
     pytest.importorskip("scrapy")

@@ -22,7 +22,8 @@ TLS (``rediss://`` or ``ssl``) verifies the server against the system's certific
 those of the file named by the ``SSL_CERT_FILE`` environment variable (``ssl_ca_certs``
 is not read).
 
-Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for: the first layer of
+Settings: ``BLOCKBLOOM_CAPACITY`` (requests the filter is sized for, a number or as the
+CLI's ``--capacity``, ``"10M"``, ``"1e8"``: the first layer of
 the in-process filter, which grows past it; the whole Redis filter; with
 ``BLOCKBLOOM_EXPIRE_AFTER``, the distinct requests per window), ``BLOCKBLOOM_EXPIRE_AFTER``
 (seconds, or a duration as ``"30d"``, ``"12h"``, after which a request's fingerprint is forgotten and the page fetched again — a
@@ -192,6 +193,29 @@ class _LogMixin:
 
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_COUNT_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _capacity(settings: Any, default: int) -> int:
+    """``BLOCKBLOOM_CAPACITY``: a whole number of requests, written as the CLI's
+    ``--capacity`` takes it too (``"10M"``, ``"1e8"``, ``"500k"``); anything else, 0
+    included, is a ``ValueError`` naming the setting."""
+    value = settings.get("BLOCKBLOOM_CAPACITY", default)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    text = str(value).strip()
+    scale = _COUNT_SUFFIXES.get(text[-1:], 1.0)
+    number = text[:-1] if text[-1:] in _COUNT_SUFFIXES else text
+    try:
+        count = float(number) * scale
+    except ValueError:
+        count = float("nan")
+    if not 1.0 <= count < 1.8e19 or count != int(count):
+        raise ValueError(
+            f"BLOCKBLOOM_CAPACITY: not a whole number of requests >= 1: {value!r} (like "
+            "1000000, 10M or 1e8)"
+        )
+    return int(count)
 
 
 def _expire_after(settings: Any) -> Optional[float]:
@@ -286,7 +310,7 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         return cls(
             job_dir(s),
             s.getbool("DUPEFILTER_DEBUG"),
-            capacity=s.getint("BLOCKBLOOM_CAPACITY", DEFAULT_CAPACITY),
+            capacity=_capacity(s, DEFAULT_CAPACITY),
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
@@ -428,7 +452,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             redis_url(s),
             key,
             s.getbool("DUPEFILTER_DEBUG"),
-            capacity=s.getint("BLOCKBLOOM_CAPACITY", 10 * DEFAULT_CAPACITY),
+            capacity=_capacity(s, 10 * DEFAULT_CAPACITY),
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
             timeout=s.getfloat("BLOCKBLOOM_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT),
