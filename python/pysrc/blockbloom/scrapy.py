@@ -196,20 +196,25 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _COUNT_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
+def _scaled(value: Any, suffixes: dict) -> float:
+    """A setting's number, times its suffix's factor if it ends in one of ``suffixes``
+    (``"30d"``, ``"10M"``, as the CLI takes them); NaN if it is not a number."""
+    text = str(value).strip()
+    scale = suffixes.get(text[-1:])
+    try:
+        return float(text[:-1] if scale else text) * (scale or 1.0)
+    except ValueError:
+        return float("nan")
+
+
 def _capacity(settings: Any, default: int) -> int:
     """``BLOCKBLOOM_CAPACITY``: a whole number of requests, written as the CLI's
     ``--capacity`` takes it too (``"10M"``, ``"1e8"``, ``"500k"``); anything else, 0
     included, is a ``ValueError`` naming the setting."""
     value = settings.get("BLOCKBLOOM_CAPACITY", default)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    text = str(value).strip()
-    scale = _COUNT_SUFFIXES.get(text[-1:], 1.0)
-    number = text[:-1] if text[-1:] in _COUNT_SUFFIXES else text
-    try:
-        count = float(number) * scale
-    except ValueError:
-        count = float("nan")
+        return value  # exact, past 2^53 too
+    count = -1.0 if isinstance(value, bool) else _scaled(value, _COUNT_SUFFIXES)
     if not 1.0 <= count < 1.8e19 or count != int(count):
         raise ValueError(
             f"BLOCKBLOOM_CAPACITY: not a whole number of requests >= 1: {value!r} (like "
@@ -225,13 +230,7 @@ def _expire_after(settings: Any) -> Optional[float]:
     value = settings.get("BLOCKBLOOM_EXPIRE_AFTER")
     if value is None or value == "":
         return None
-    text = str(value).strip()
-    scale = _UNITS.get(text[-1:], 1.0)
-    number = text[:-1] if text[-1:] in _UNITS else text
-    try:
-        seconds = float(number) * scale
-    except ValueError:
-        seconds = float("nan")
+    seconds = _scaled(value, _UNITS)
     if not 0.0 <= seconds < float("inf"):
         raise ValueError(
             f"BLOCKBLOOM_EXPIRE_AFTER: not a duration: {value!r} (seconds, or with a unit: "
