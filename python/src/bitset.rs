@@ -2,7 +2,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::*;
 
@@ -17,6 +17,13 @@ use crate::*;
 /// (True, False, True, 1)
 /// >>> s.add(8); sorted(s)
 /// [7, 8]
+///
+/// It pickles and copies as its contents (`to_bytes`), and `|=` adds another set's
+/// integers:
+///
+/// >>> import pickle
+/// >>> t = pickle.loads(pickle.dumps(s)); t.add(9); s |= t; sorted(s)
+/// [7, 8, 9]
 #[pyclass(frozen, module = "blockbloom")]
 pub(crate) struct AtomicBitSet {
     pub(crate) inner: blockbloom::AtomicBitSet,
@@ -55,6 +62,47 @@ impl AtomicBitSet {
     /// whatever happens). `OSError` on failure.
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
         self.inner.save(&path).map_err(err)
+    }
+    /// The set as `bytes` (what `save` writes; `from_bytes` reads it back).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut v = Vec::new();
+        self.inner.write_to(&mut v).map_err(err)?;
+        Ok(PyBytes::new(py, &v))
+    }
+    /// The set of `bytes` made by `to_bytes` or `save`; `SnapshotError` if `data` is not
+    /// one or is damaged.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        Ok(AtomicBitSet {
+            inner: blockbloom::AtomicBitSet::read_from(data).map_err(err)?,
+        })
+    }
+    /// Pickling: the set as its contents (`to_bytes`).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let ty = py.get_type::<AtomicBitSet>();
+        let data = slf.get().to_bytes(py)?;
+        Ok((ty.getattr("from_bytes")?, PyTuple::new(py, [data])?))
+    }
+    /// `copy.copy`: a set with the same integers.
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Self::from_bytes(self.to_bytes(py)?.as_bytes())
+    }
+    /// `copy.deepcopy`: as `copy.copy` (a set holds no Python objects).
+    #[pyo3(signature = (_memo, /))]
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+    /// Adds every integer of `other` (safe while threads add to either); `ValueError` if
+    /// the universes differ.
+    fn union(&self, other: &AtomicBitSet) -> PyResult<()> {
+        self.inner.union(&other.inner).map_err(err)
+    }
+    /// `s |= other`: `union`.
+    fn __ior__(&self, other: &AtomicBitSet) -> PyResult<()> {
+        self.union(other)
     }
     /// Adds `i`; `True` if it was absent (of several threads adding it at once, exactly
     /// one gets `True`).

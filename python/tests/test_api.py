@@ -444,41 +444,6 @@ def test_a_list_changed_by_another_thread_during_a_batch():
     assert run.stdout.startswith("ok")
 
 
-def test_counting_filter_and_bitset(tmp_path):
-    from blockbloom import AtomicBitSet, CountingBloomFilter
-
-    c = CountingBloomFilter(10_000, 0.01)
-    assert c.insert_if_absent("a") and not c.insert_if_absent("a")
-    c.add("a")
-    assert c.estimated_count("a") == 2
-    assert c.remove("a") and "a" in c and c.remove("a") and "a" not in c
-    assert not c.remove("never")
-    with pytest.raises(ValueError):
-        CountingBloomFilter(0)
-    assert c.insert_if_absent_many(["x", "y", "x"]) == [True, True, False]
-    assert c.contains_many(["x", "z"]) == [True, False]
-    c.update(["z"])
-    assert "z" in c
-    with pytest.raises(TypeError):
-        c.update(["w", 5])
-    assert "w" not in c
-    s = AtomicBitSet(1000)
-    assert s.insert_if_absent(3) and not s.insert_if_absent(3) and s.insert_if_absent(999)
-    assert 3 in s and 4 not in s and 10**9 not in s and len(s) == 2
-    assert list(s) == [3, 999]
-    with pytest.raises(ValueError):
-        s.insert_if_absent(1000)
-    with pytest.raises(ValueError):
-        s.add(1000)
-    assert not hasattr(s, "insert")  # the 0.x name is gone: insert_if_absent
-    assert s.insert_if_absent(5)
-    p = tmp_path / "s.bits"
-    s.save(p)
-    assert list(AtomicBitSet.load(p)) == [3, 5, 999]
-    with pytest.raises(ValueError):
-        AtomicBitSet(0)
-
-
 def test_module_surface():
     for name in ["AtomicBitSet", "CountingBloomFilter", "BloomFilter", "GrowableBloomFilter", "RedisBloomFilter", "SnapshotError", "RedisError", "StateLost"]:
         assert hasattr(blockbloom, name)
