@@ -363,7 +363,7 @@ impl ExpiringBloomFilter {
     fn seed(&self) -> u128 {
         self.inner.seed()
     }
-    /// Stamps per key.
+    /// Bits set per key (in the plane of its epoch).
     #[getter]
     fn num_hashes(&self) -> u32 {
         self.inner.num_hashes()

@@ -201,9 +201,9 @@ pub fn section(md: &mut String, n: usize, reps: usize, threads: &[usize], fpr: f
         "\nbytes/key is memory_bytes() / n after the inserts (for the grown filter: all of its \
          layers, the newest partly empty). The growable filter pays a SeqCst fence per new \
          key (and one per call once it has two layers or more) for its one-winner guarantee \
-         across growth steps, and one lookup per older layer. The expiring filter keeps a \
-         4-bit epoch stamp per slot, sized for two windows' keys (its promise of the asked \
-         rate whenever at most n keys arrive per window), and reads the clock per call \
+         across growth steps, and one lookup per older layer. The expiring filter keeps \
+         four planes of bits in each line, one per epoch (a third of the window), sized for \
+         n keys per window at a steady rate, and reads the clock per call \
          (`report/examples/expiring.rs` adds `_at`, batches and larger n).\n",
     );
 }
