@@ -347,7 +347,8 @@ impl ExpiringBloomFilter {
     fn epoch(&self) -> f64 {
         self.inner.epoch().as_secs_f64()
     }
-    /// Seconds after its insert by which a key is certainly forgotten (five epochs).
+    /// Seconds after its insert by which a key is certainly forgotten (four epochs: 4/3 of
+    /// `expire_after` + 1 s).
     #[getter]
     fn forgotten_after(&self) -> f64 {
         self.inner.forgotten_after().as_secs_f64()

@@ -71,7 +71,8 @@ pub struct ExpiringBuilder {
 
 impl ExpiringBuilder {
     /// How long a key stays seen after its insert (required; at least one second). It is
-    /// forgotten at most a quarter of this later.
+    /// forgotten at most a third of this and 1.34 s later: by `4/3 (window + 1 s)`
+    /// ([`ExpiringBloomFilter::forgotten_after`]).
     ///
     /// Example at [`ExpiringBuilder`].
     pub fn expire_after(mut self, window: Duration) -> Self {

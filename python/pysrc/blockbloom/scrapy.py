@@ -379,9 +379,10 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
     """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``: one blockbloom filter in
     Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default ``<spider>:dupefilter``),
     shared by every crawler process; at most one process enqueues any request. With
-    ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``, seconds) the filter is a
+    ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``: seconds, or ``"30d"``) the filter is a
     ``RedisExpiringBloomFilter``: a request is a duplicate only if some process saw it
-    within the last ``expire_after`` seconds (it is forgotten at most 25% later), and
+    within the last ``expire_after`` seconds (it is forgotten at most a third later with
+    the server module, 25% later without it), and
     ``local_front`` is not used (a process's own memory would outlive the window)."""
 
     # A reading of the rate crosses the network: one per tenth of the capacity.
