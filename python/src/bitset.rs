@@ -19,7 +19,7 @@ use crate::*;
 /// [7, 8]
 ///
 /// It pickles and copies as its contents (`to_bytes`), and `|=` adds another set's
-/// integers:
+/// integers (`|` makes a new set):
 ///
 /// >>> import pickle
 /// >>> t = pickle.loads(pickle.dumps(s)); t.add(9); s |= t; sorted(s)
@@ -103,6 +103,13 @@ impl AtomicBitSet {
     /// `s |= other`: `union`.
     fn __ior__(&self, other: &AtomicBitSet) -> PyResult<()> {
         self.union(other)
+    }
+    /// `s | other`: a new set with the integers of both (`ValueError` if the universes
+    /// differ).
+    fn __or__(&self, py: Python<'_>, other: &AtomicBitSet) -> PyResult<Self> {
+        let out = self.__copy__(py)?;
+        out.union(other)?;
+        Ok(out)
     }
     /// Adds `i`; `True` if it was absent (of several threads adding it at once, exactly
     /// one gets `True`).

@@ -58,6 +58,12 @@ def test_bitset_pickles_copies_and_unions_as_its_contents(tmp_path):
     s |= u
     s.union(AtomicBitSet.from_bytes(data))
     assert list(s) == [0, 3, 5, 999]
+    v = AtomicBitSet(1000)
+    v.add(1)
+    w = s | v
+    assert list(w) == [0, 1, 3, 5, 999] and list(s) == [0, 3, 5, 999] and list(v) == [1]
+    with pytest.raises(ValueError, match="universe"):
+        s | AtomicBitSet(10)
     with pytest.raises(ValueError, match="universe"):
         s.union(AtomicBitSet(1001))
     with pytest.raises(ValueError, match="universe"):
