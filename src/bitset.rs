@@ -1,13 +1,13 @@
 //! [`AtomicBitSet`]: an exact, lock-free set of integer ids below a fixed bound.
 
 use core::fmt;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::error::Error;
 use crate::format::BITSET_MAGIC;
 use crate::line::{or_into, LINE_BITS, LINE_BYTES};
-use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
+use crate::snapshot::{load_from, read_snapshot, save_atomically, write_snapshot, Header};
 use crate::storage::{HugePages, Lines};
 use crate::sync::{
     AtomicU64,
@@ -312,10 +312,7 @@ impl AtomicBitSet {
     ///
     /// Example at [`write_to`](Self::write_to).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
-        let path = path.as_ref();
-        let file =
-            std::fs::File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
-        Self::read_from(BufReader::with_capacity(1 << 20, file))
+        load_from(path.as_ref(), Self::read_from)
     }
 }
 

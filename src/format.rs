@@ -4,7 +4,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`) |
+//! | 0 | 8 | magic `BLKBLOOM` (`BLKBITST` for an `AtomicBitSet`, `BLKCOUNT` for a `CountingBloomFilter`: 4-bit counters, 128 to a line) |
 //! | 8 | 4 | format version: 4 ([`FORMAT_VERSION`]); version 3 is the same but for an expiring filter's lines (4-bit stamps, refused: [`EXPIRING_SINCE`]); versions 1 and 2 (a 64-byte header without the fields from offset 64 on) are read as snapshots only |
 //! | 12 | 4 | hash algorithm id ([`HASH_ALGORITHM_ID`](crate::HASH_ALGORITHM_ID)) |
 //! | 16 | 16 | hash key (seed, `u128`) |
@@ -55,6 +55,8 @@
 pub(crate) const MAGIC: [u8; 8] = *b"BLKBLOOM";
 /// The first 8 bytes of an [`AtomicBitSet`](crate::AtomicBitSet)'s snapshot.
 pub(crate) const BITSET_MAGIC: [u8; 8] = *b"BLKBITST";
+/// The first 8 bytes of a [`CountingBloomFilter`](crate::CountingBloomFilter)'s snapshot.
+pub(crate) const COUNTING_MAGIC: [u8; 8] = *b"BLKCOUNT";
 /// The newest format version, the one this build writes: a 128-byte header with its own
 /// checksum. Versions 1 and 2 (a 64-byte header, no header checksum) are read as snapshots,
 /// whose checksum covers everything, but never opened as files.

@@ -5,7 +5,7 @@
 //! fields, a short file, trailing bytes or a checksum mismatch.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use xxhash_rust::xxh3::Xxh3;
@@ -341,6 +341,16 @@ pub(crate) fn read_snapshot<R: Read>(
         Err(e) => return Err(Error::io(&e, "reading snapshot")),
     }
     Ok((h, lines))
+}
+
+/// Reads the snapshot at `path` with `read_from` (a kind's reader), through a 1 MiB
+/// buffer; a file that cannot be opened is an [`Error::Io`] naming `path`.
+pub(crate) fn load_from<T>(
+    path: &Path,
+    read_from: impl FnOnce(BufReader<File>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
+    read_from(BufReader::with_capacity(1 << 20, file))
 }
 
 /// Writes through `write` to a temporary file next to `path`, fsyncs it, renames it over

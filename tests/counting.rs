@@ -1,8 +1,8 @@
-//! CountingBloomFilter: measured rate, remove semantics, and the concurrency contract at
+//! CountingBloomFilter: measured rate, remove semantics, snapshots, and the concurrency contract at
 //! scale (the loom-tests crate checks the same protocol exhaustively on one block).
 
 use blockbloom::math::counting_fpr;
-use blockbloom::CountingBloomFilter;
+use blockbloom::{CountingBloomFilter, Error};
 use blockbloom_workload::{measure_fpr, same_key_claims, shuffled_claims, url, SplitMix64};
 
 const Z999: f64 = 3.29;
@@ -156,4 +156,135 @@ fn bad_parameters_are_errors() {
         CountingBloomFilter::with_capacity(1 << 62, 0.01),
         Err(Error::TooLarge { .. } | Error::AllocationFailed { .. })
     ));
+}
+
+/// A snapshot keeps every counter and parameter; every single-byte damage, cut and trailing
+/// byte is an error; another kind's snapshot is refused; `save` and `load` round-trip.
+#[test]
+fn snapshots_keep_the_counters_and_refuse_damage() {
+    let f = CountingBloomFilter::with_seed(2_000, 0.01, 9).unwrap();
+    for i in 0..2_000u64 {
+        f.insert(&i);
+        if i % 3 == 0 {
+            f.insert(&i);
+        }
+    }
+    for i in (0..2_000u64).step_by(5) {
+        assert!(f.remove(&i));
+    }
+    let mut bytes = Vec::new();
+    f.write_to(&mut bytes).unwrap();
+    assert_eq!(bytes.len(), 128 + f.num_counters() as usize / 2 + 8);
+    let g = CountingBloomFilter::read_from(&bytes[..]).unwrap();
+    assert_eq!(
+        (
+            g.seed(),
+            g.num_counters(),
+            g.num_hashes(),
+            g.capacity(),
+            g.target_fpr()
+        ),
+        (
+            f.seed(),
+            f.num_counters(),
+            f.num_hashes(),
+            f.capacity(),
+            f.target_fpr()
+        )
+    );
+    for i in 0..3_000u64 {
+        assert_eq!(g.estimated_count(&i), f.estimated_count(&i), "key {i}");
+    }
+    let mut again = Vec::new();
+    g.write_to(&mut again).unwrap();
+    assert_eq!(again, bytes, "re-saving gives the same bytes");
+
+    let small = CountingBloomFilter::with_seed(20, 0.01, 1).unwrap();
+    small.insert("a");
+    let mut good = Vec::new();
+    small.write_to(&mut good).unwrap();
+    for pos in 0..good.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = good.clone();
+            bad[pos] ^= flip;
+            assert!(
+                CountingBloomFilter::read_from(&bad[..]).is_err(),
+                "flip {flip:#x} at byte {pos} was accepted"
+            );
+        }
+    }
+    for cut in 0..good.len() {
+        assert_eq!(
+            CountingBloomFilter::read_from(&good[..cut]).unwrap_err(),
+            Error::Truncated,
+            "cut at {cut}"
+        );
+    }
+    let mut long = good.clone();
+    long.push(0);
+    assert!(matches!(
+        CountingBloomFilter::read_from(&long[..]),
+        Err(Error::InvalidSnapshot(_))
+    ));
+    let mut plain = Vec::new();
+    blockbloom::BloomFilter::with_capacity(20, 0.01)
+        .unwrap()
+        .write_to(&mut plain)
+        .unwrap();
+    let mut set = Vec::new();
+    blockbloom::AtomicBitSet::new(100)
+        .unwrap()
+        .write_to(&mut set)
+        .unwrap();
+    for other in [&plain, &set] {
+        assert_eq!(
+            CountingBloomFilter::read_from(&other[..]).unwrap_err(),
+            Error::BadMagic
+        );
+    }
+    assert_eq!(
+        blockbloom::BloomFilter::read_from(&good[..]).unwrap_err(),
+        Error::BadMagic
+    );
+
+    let dir = blockbloom_workload::procs::temp_dir("counting-save");
+    let path = dir.join("c.bloom");
+    f.save(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let h = CountingBloomFilter::load(&path).unwrap();
+    assert!((0..2_000u64).all(|i| h.estimated_count(&i) == f.estimated_count(&i)));
+    assert!(matches!(
+        CountingBloomFilter::load(dir.join("missing")),
+        Err(Error::Io { .. })
+    ));
+}
+
+/// Saving while other threads insert and remove: a key inserted before the save began and
+/// never removed is in every snapshot (each word of counters is read at once).
+#[test]
+fn a_snapshot_taken_during_inserts_and_removes_holds_every_key_kept() {
+    let f = CountingBloomFilter::with_seed(50_000, 0.01, 3).unwrap();
+    let kept: Vec<u64> = (0..10_000).collect();
+    for k in &kept {
+        f.insert(k);
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut rng = SplitMix64::new(7);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let k = 1_000_000 + rng.below(20_000);
+                f.insert(&k);
+                assert!(f.remove(&k));
+            }
+        });
+        for _ in 0..20 {
+            let mut bytes = Vec::new();
+            f.write_to(&mut bytes).unwrap();
+            let g = CountingBloomFilter::read_from(&bytes[..]).unwrap();
+            let lost = kept.iter().filter(|k| !g.contains(*k)).count();
+            assert_eq!(lost, 0, "keys kept throughout missing from a snapshot");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
 }

@@ -65,35 +65,32 @@ impl AtomicBitSet {
     }
     /// The set as `bytes` (what `save` writes; `from_bytes` reads it back).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut v = Vec::new();
-        self.inner.write_to(&mut v).map_err(err)?;
-        Ok(PyBytes::new(py, &v))
+        snapshots::to_bytes(py, &self.inner)
     }
     /// The set of `bytes` made by `to_bytes` or `save`; `SnapshotError` if `data` is not
     /// one or is damaged.
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Ok(AtomicBitSet {
-            inner: blockbloom::AtomicBitSet::read_from(data).map_err(err)?,
+            inner: snapshots::from_bytes(data)?,
         })
     }
     /// Pickling: the set as its contents (`to_bytes`).
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let py = slf.py();
-        let ty = py.get_type::<AtomicBitSet>();
-        let data = slf.get().to_bytes(py)?;
-        Ok((ty.getattr("from_bytes")?, PyTuple::new(py, [data])?))
+        snapshots::reduce_to_bytes::<AtomicBitSet>(slf.py(), &slf.get().inner)
     }
     /// `copy.copy`: a set with the same integers.
-    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Self::from_bytes(self.to_bytes(py)?.as_bytes())
+    fn __copy__(&self) -> PyResult<Self> {
+        Ok(AtomicBitSet {
+            inner: snapshots::copy_of(&self.inner)?,
+        })
     }
     /// `copy.deepcopy`: as `copy.copy` (a set holds no Python objects).
     #[pyo3(signature = (_memo, /))]
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.__copy__(py)
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__()
     }
     /// Adds every integer of `other` (safe while threads add to either); `ValueError` if
     /// the universes differ.
@@ -106,8 +103,8 @@ impl AtomicBitSet {
     }
     /// `s | other`: a new set with the integers of both (`ValueError` if the universes
     /// differ).
-    fn __or__(&self, py: Python<'_>, other: &AtomicBitSet) -> PyResult<Self> {
-        let out = self.__copy__(py)?;
+    fn __or__(&self, other: &AtomicBitSet) -> PyResult<Self> {
+        let out = self.__copy__()?;
         out.union(other)?;
         Ok(out)
     }

@@ -123,9 +123,7 @@ impl BloomFilter {
 
     /// The snapshot as `bytes` (what `save` writes; `from_bytes` reads it back).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut v = Vec::new();
-        self.inner.write_to(&mut v).map_err(err)?;
-        Ok(PyBytes::new(py, &v))
+        snapshots::to_bytes(py, &self.inner)
     }
 
     /// The filter of a snapshot made by `to_bytes` or `save`; `SnapshotError` if `data` is
@@ -133,7 +131,7 @@ impl BloomFilter {
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Ok(BloomFilter {
-            inner: blockbloom::BloomFilter::read_from(data).map_err(err)?,
+            inner: snapshots::from_bytes(data)?,
             path: None,
         })
     }
@@ -145,22 +143,19 @@ impl BloomFilter {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
-        let ty = py.get_type::<BloomFilter>();
         match &slf.get().path {
-            Some(path) => Ok((ty.getattr("open_file")?, PyTuple::new(py, [path])?)),
-            None => Ok((
-                ty.getattr("from_bytes")?,
-                PyTuple::new(py, [slf.get().to_bytes(py)?])?,
+            Some(path) => Ok((
+                py.get_type::<BloomFilter>().getattr("open_file")?,
+                PyTuple::new(py, [path])?,
             )),
+            None => snapshots::reduce_to_bytes::<BloomFilter>(py, &slf.get().inner),
         }
     }
 
     /// `copy.copy`: an in-memory filter with the same contents (also of a file-backed one).
     fn __copy__(&self) -> PyResult<Self> {
-        let mut v = Vec::new();
-        self.inner.write_to(&mut v).map_err(err)?;
         Ok(BloomFilter {
-            inner: blockbloom::BloomFilter::read_from(&v[..]).map_err(err)?,
+            inner: snapshots::copy_of(&self.inner)?,
             path: None,
         })
     }

@@ -2,7 +2,7 @@
 
 use blockbloom::Filter;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::*;
 
@@ -16,6 +16,13 @@ use crate::*;
 /// >>> f.add("https://example.com/")
 /// >>> f.remove("https://example.com/"), "https://example.com/" in f
 /// (True, False)
+///
+/// It saves (`save`, `load`), pickles and copies as its counters:
+///
+/// >>> import pickle
+/// >>> f.add("a"); f.add("a")
+/// >>> pickle.loads(pickle.dumps(f)).estimated_count("a")
+/// 2
 #[pyclass(frozen, module = "blockbloom")]
 pub(crate) struct CountingBloomFilter {
     pub(crate) inner: blockbloom::CountingBloomFilter,
@@ -58,6 +65,49 @@ impl CountingBloomFilter {
     fn update(&self, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         each_key(keys, |ks, _| self.inner.insert_many(ks)).map(drop)
     }
+    /// The filter saved at `path` by `save`. `OSError` if the file cannot be read;
+    /// `SnapshotError` if it is not a saved counting filter or is damaged.
+    #[staticmethod]
+    fn load(path: std::path::PathBuf) -> PyResult<Self> {
+        Ok(CountingBloomFilter {
+            inner: blockbloom::CountingBloomFilter::load(&path).map_err(err)?,
+        })
+    }
+    /// Writes the counters to `path` atomically (the previous file or the complete new
+    /// one, whatever happens); safe while other threads insert and remove. `OSError` on
+    /// failure.
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        self.inner.save(&path).map_err(err)
+    }
+    /// The counters as `bytes` (what `save` writes; `from_bytes` reads it back).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        snapshots::to_bytes(py, &self.inner)
+    }
+    /// The filter of `bytes` made by `to_bytes` or `save`; `SnapshotError` if `data` is
+    /// not one or is damaged.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        Ok(CountingBloomFilter {
+            inner: snapshots::from_bytes(data)?,
+        })
+    }
+    /// Pickling: the filter as its counters (`to_bytes`).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        snapshots::reduce_to_bytes::<CountingBloomFilter>(slf.py(), &slf.get().inner)
+    }
+    /// `copy.copy`: a filter with the same counters.
+    fn __copy__(&self) -> PyResult<Self> {
+        Ok(CountingBloomFilter {
+            inner: snapshots::copy_of(&self.inner)?,
+        })
+    }
+    /// `copy.deepcopy`: as `copy.copy` (a filter holds no Python objects).
+    #[pyo3(signature = (_memo, /))]
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__()
+    }
     /// Removes one insertion of `key`; `False` if it was not present (nothing changed).
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         with_key(key, |k| self.inner.remove(&k))
@@ -72,6 +122,16 @@ impl CountingBloomFilter {
     /// smallest of its counters, 0 if it is absent, 15 meaning "15 or more".
     fn estimated_count(&self, key: &Bound<'_, PyAny>) -> PyResult<u8> {
         with_key(key, |k| self.inner.estimated_count(&k))
+    }
+    /// The hashing key, an int below 2**128.
+    #[getter]
+    fn seed(&self) -> u128 {
+        self.inner.seed()
+    }
+    /// Counters per key.
+    #[getter]
+    fn num_hashes(&self) -> u32 {
+        self.inner.num_hashes()
     }
     /// The number of distinct keys the filter was sized for.
     #[getter]

@@ -210,17 +210,13 @@ impl ExpiringBloomFilter {
 
     /// The snapshot as `bytes` (`from_bytes` reads it back).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut v = Vec::new();
-        self.inner.write_to(&mut v).map_err(err)?;
-        Ok(PyBytes::new(py, &v))
+        snapshots::to_bytes(py, &self.inner)
     }
 
     /// The filter of a snapshot made by `to_bytes` or `save` (`SnapshotError` if damaged).
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
-        Ok(Self::memory(
-            blockbloom::ExpiringBloomFilter::read_from(data).map_err(err)?,
-        ))
+        Ok(Self::memory(snapshots::from_bytes(data)?))
     }
 
     /// Pickling: an in-memory filter as its snapshot, a file-backed one as its absolute
@@ -229,23 +225,18 @@ impl ExpiringBloomFilter {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
-        let ty = py.get_type::<ExpiringBloomFilter>();
         match &slf.get().path {
-            Some(path) => Ok((ty.getattr("open_file")?, PyTuple::new(py, [path])?)),
-            None => Ok((
-                ty.getattr("from_bytes")?,
-                PyTuple::new(py, [slf.get().to_bytes(py)?])?,
+            Some(path) => Ok((
+                py.get_type::<ExpiringBloomFilter>().getattr("open_file")?,
+                PyTuple::new(py, [path])?,
             )),
+            None => snapshots::reduce_to_bytes::<ExpiringBloomFilter>(py, &slf.get().inner),
         }
     }
 
     /// `copy.copy`: an in-memory filter with the same planes and clock.
     fn __copy__(&self) -> PyResult<Self> {
-        let mut v = Vec::new();
-        self.inner.write_to(&mut v).map_err(err)?;
-        Ok(Self::memory(
-            blockbloom::ExpiringBloomFilter::read_from(&v[..]).map_err(err)?,
-        ))
+        Ok(Self::memory(snapshots::copy_of(&self.inner)?))
     }
 
     /// `copy.deepcopy`: as `copy.copy`.

@@ -4,8 +4,8 @@
 //! written by `blockbloom dedup` or a Rust program answers the same here.
 //!
 //! One file per class (`bloom.rs`, `growable.rs`, `counting.rs`, `expiring.rs`, `bitset.rs`,
-//! `redis.rs`, `redis_expiring.rs`), the URL functions in `url.rs`, with what they share in `keys.rs` (keys and batches)
-//! and `errors.rs` (exceptions).
+//! `redis.rs`, `redis_expiring.rs`), the URL functions in `url.rs`, with what they share in `keys.rs` (keys and batches),
+//! `snapshots.rs` (`bytes`, pickling and copies) and `errors.rs` (exceptions).
 
 mod bitset;
 mod bloom;
@@ -16,6 +16,7 @@ mod growable;
 mod keys;
 mod redis;
 mod redis_expiring;
+mod snapshots;
 mod url;
 
 pub(crate) use bitset::AtomicBitSet;

@@ -74,3 +74,30 @@ def test_bitset_pickles_copies_and_unions_as_its_contents(tmp_path):
     for bad in (bytes(damaged), data[:-1], b"", BloomFilter(100).to_bytes()):
         with pytest.raises(SnapshotError):
             AtomicBitSet.from_bytes(bad)
+
+
+def test_counting_filter_saves_pickles_and_copies_its_counters(tmp_path):
+    """Before, ``pickle.dumps`` raised "cannot pickle 'blockbloom.CountingBloomFilter'" and
+    there was no ``save``: a crawler's counting filter died with its process."""
+    c = CountingBloomFilter(1000, 0.01, seed=7)
+    assert (c.seed, c.num_hashes > 0) == (7, True)
+    c.update(["a", "a", "b", "c"])
+    assert c.remove("c")
+    data = c.to_bytes()
+    p = tmp_path / "c.counts"
+    c.save(p)
+    assert p.read_bytes() == data
+    for d in (pickle.loads(pickle.dumps(c)), copy.copy(c), copy.deepcopy(c), CountingBloomFilter.from_bytes(data), CountingBloomFilter.load(p)):
+        assert [d.estimated_count(k) for k in "abc"] == [2, 1, 0]
+        assert (d.seed, d.capacity, d.target_fpr, d.memory_bytes) == (7, 1000, 0.01, c.memory_bytes)
+        assert d.remove("a")  # a copy: the original still counts "a" twice
+        assert c.estimated_count("a") == 2
+    damaged = bytearray(data)
+    damaged[len(damaged) // 2] ^= 1
+    for bad in (bytes(damaged), data[:-1], b"", BloomFilter(100).to_bytes(), AtomicBitSet(100).to_bytes()):
+        with pytest.raises(SnapshotError):
+            CountingBloomFilter.from_bytes(bad)
+    with pytest.raises(SnapshotError):
+        BloomFilter.from_bytes(data)
+    with pytest.raises(FileNotFoundError):
+        CountingBloomFilter.load(tmp_path / "missing")

@@ -16,6 +16,8 @@ use crate::sync::{
     Ordering::{AcqRel, Acquire, Relaxed},
 };
 
+mod snapshot;
+
 /// The low bit of every 4-bit counter of a word.
 const LOW: u64 = 0x1111_1111_1111_1111;
 /// Largest counter value: a counter that reaches it stays there (see [`CountingBloomFilter`]).

@@ -6,8 +6,7 @@
 #![cfg_attr(blockbloom_loom, allow(unused_imports, unused_mut, dead_code))]
 
 use core::time::Duration;
-use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
 use super::window::ExpiryWindow;
@@ -16,7 +15,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::format::{EXPIRES, MAGIC};
-use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
+use crate::snapshot::{load_from, read_snapshot, save_atomically, write_snapshot, Header};
 use crate::store::Store;
 use crate::sync::Ordering::Relaxed;
 
@@ -348,8 +347,6 @@ impl ExpiringBloomFilter {
     ///
     /// Example at [`save`](Self::save).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<ExpiringBloomFilter, Error> {
-        let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
-        ExpiringBloomFilter::read_from(BufReader::with_capacity(1 << 20, file))
+        load_from(path.as_ref(), Self::read_from)
     }
 }

@@ -1,15 +1,14 @@
 //! [`BloomFilter`]'s snapshots: `write_to`, `read_from`, `save`, `load` (the format and its
 //! readers and writers are in `snapshot`).
 
-use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::error::Error;
 use crate::format::MAGIC;
 use crate::hash::HASH_ALGORITHM_ID;
 use crate::layout::Layout;
-use crate::snapshot::{read_snapshot, save_atomically, write_snapshot, Header};
+use crate::snapshot::{load_from, read_snapshot, save_atomically, write_snapshot, Header};
 use crate::storage::HugePages;
 use crate::BloomFilter;
 
@@ -112,8 +111,6 @@ impl BloomFilter {
     ///
     /// Example at [`save`](Self::save).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<BloomFilter, Error> {
-        let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::io(&e, &path.display().to_string()))?;
-        BloomFilter::read_from(BufReader::with_capacity(1 << 20, file))
+        load_from(path.as_ref(), Self::read_from)
     }
 }
