@@ -264,7 +264,7 @@ impl AtomicBitSet {
 
     /// Reads a set written by [`write_to`](Self::write_to) or [`save`](Self::save); every
     /// kind of damage is an [`Error`], as for [`BloomFilter::read_from`]. A filter's snapshot
-    /// is refused with [`Error::BadMagic`].
+    /// is an [`Error::InvalidSnapshot`] that says whose it is.
     ///
     /// [`BloomFilter::read_from`]: crate::BloomFilter::read_from
     ///

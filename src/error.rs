@@ -66,7 +66,8 @@ pub enum Error {
         /// The I/O error's message, with the path where there is one.
         message: String,
     },
-    /// The data is not a blockbloom snapshot (wrong magic bytes).
+    /// The data is not a blockbloom snapshot (wrong magic bytes; another member's snapshot
+    /// is an [`Error::InvalidSnapshot`] that says whose it is).
     BadMagic,
     /// A snapshot format version this build cannot read.
     UnsupportedVersion(u32),

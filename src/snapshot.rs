@@ -12,8 +12,8 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
 use crate::format::{
-    EXPIRES, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE, KEY_FORMAT_AT, LEGACY_HEADER_BYTES,
-    WINDOW_AT,
+    BITSET_MAGIC, COUNTING_MAGIC, EXPIRES, GROWS, HEADER_BYTES, HEADER_CHECK_AT, IN_USE,
+    KEY_FORMAT_AT, LEGACY_HEADER_BYTES, MAGIC, WINDOW_AT,
 };
 use crate::line::{Line, LINE_BYTES};
 use crate::storage::{byte_size, HugePages, Lines};
@@ -129,8 +129,11 @@ impl Header {
     /// bytes): checks the magic, the version, the header checksum (versions 3 and 4) and the
     /// reserved bytes, and returns the fields and the flags (the field at offset 44).
     pub(crate) fn decode(header: &[u8], magic: [u8; 8]) -> Result<(Header, u16), Error> {
-        if header.len() < LEGACY_HEADER_BYTES || header[0..8] != magic {
+        if header.len() < LEGACY_HEADER_BYTES {
             return Err(Error::BadMagic);
+        }
+        if header[0..8] != magic {
+            return Err(wrong_magic(&header[0..8]));
         }
         let version = u32_at(header, 8);
         let block_field = u16::from_le_bytes([header[46], header[47]]);
@@ -214,6 +217,22 @@ impl Header {
     }
 }
 
+/// The error for magic bytes `found` where another kind's were expected: another member's
+/// snapshot says whose it is and how to read it; anything else is [`Error::BadMagic`].
+fn wrong_magic(found: &[u8]) -> Error {
+    Error::InvalidSnapshot(match found {
+        m if m == MAGIC => {
+            "a Bloom filter's snapshot or file (BloomFilter::load reads it; ExpiringBloomFilter::load \
+             if it expires; a growing one's state is its files)"
+        }
+        m if m == COUNTING_MAGIC => {
+            "a CountingBloomFilter's snapshot (CountingBloomFilter::load reads it)"
+        }
+        m if m == BITSET_MAGIC => "an AtomicBitSet's snapshot (AtomicBitSet::load reads it)",
+        _ => return Error::BadMagic,
+    })
+}
+
 /// Feeds the lines to `sink` as bytes of the format, 64 KiB at a time.
 pub(crate) fn for_line_bytes(
     lines: &[Line],
@@ -271,7 +290,7 @@ pub(crate) fn read_snapshot<R: Read>(
         .read_exact(&mut header[..LEGACY_HEADER_BYTES])
         .map_err(|e| Error::io(&e, "reading snapshot"))?;
     if header[0..8] != magic {
-        return Err(Error::BadMagic);
+        return Err(wrong_magic(&header[0..8]));
     }
     let header_len = Header::len_of(&header);
     let header = &mut header[..header_len];

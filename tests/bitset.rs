@@ -76,12 +76,22 @@ fn snapshots_round_trip_and_damage_is_refused() {
     let f = blockbloom::BloomFilter::with_capacity(100, 0.01).unwrap();
     let mut fb = Vec::new();
     f.write_to(&mut fb).unwrap();
+    // Each names whose it is and how to read it.
     assert_eq!(
         AtomicBitSet::read_from(&fb[..]).unwrap_err(),
-        Error::BadMagic
+        Error::InvalidSnapshot(
+            "a Bloom filter's snapshot or file (BloomFilter::load reads it; ExpiringBloomFilter::load \
+             if it expires; a growing one's state is its files)"
+        )
     );
     assert_eq!(
         blockbloom::BloomFilter::read_from(&bytes[..]).unwrap_err(),
+        Error::InvalidSnapshot("an AtomicBitSet's snapshot (AtomicBitSet::load reads it)")
+    );
+    let mut unknown = bytes.clone();
+    unknown[..8].copy_from_slice(b"BLKBITSU");
+    assert_eq!(
+        AtomicBitSet::read_from(&unknown[..]).unwrap_err(),
         Error::BadMagic
     );
     // Bits beyond the universe (with a valid checksum) are refused.

@@ -236,16 +236,21 @@ fn snapshots_keep_the_counters_and_refuse_damage() {
         .unwrap()
         .write_to(&mut set)
         .unwrap();
-    for other in [&plain, &set] {
+    for (other, whose) in [(&plain, "a Bloom filter's"), (&set, "an AtomicBitSet's")] {
+        let e = CountingBloomFilter::read_from(&other[..]).unwrap_err();
+        assert!(e.to_string().contains(whose), "{e}");
+    }
+    for e in [
+        blockbloom::BloomFilter::read_from(&good[..]).unwrap_err(),
+        blockbloom::AtomicBitSet::read_from(&good[..]).unwrap_err(),
+    ] {
         assert_eq!(
-            CountingBloomFilter::read_from(&other[..]).unwrap_err(),
-            Error::BadMagic
+            e,
+            Error::InvalidSnapshot(
+                "a CountingBloomFilter's snapshot (CountingBloomFilter::load reads it)"
+            )
         );
     }
-    assert_eq!(
-        blockbloom::BloomFilter::read_from(&good[..]).unwrap_err(),
-        Error::BadMagic
-    );
 
     let dir = blockbloom_workload::procs::temp_dir("counting-save");
     let path = dir.join("c.bloom");

@@ -263,8 +263,8 @@ fn a_full_disk_loses_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A state that is not one — the input file given by mistake, an empty file made by hand —
-/// is refused with a message that says so, and left as it was.
+/// A state that is not one — the input file given by mistake, an empty file made by hand,
+/// another member's snapshot — is refused with a message that says so, and left as it was.
 #[test]
 fn a_file_that_is_not_a_state_is_refused_and_left_alone() {
     let dir = temp_dir("notastate");
@@ -272,7 +272,21 @@ fn a_file_that_is_not_a_state_is_refused_and_left_alone() {
     std::fs::write(&text, lines_of(0..1000)).unwrap();
     let empty = dir.join("empty.bloom");
     std::fs::write(&empty, b"").unwrap();
-    for (path, says) in [(&text, "bad magic"), (&empty, "the file is empty")] {
+    // Another member's snapshot, saved by a program: it says whose it is.
+    let counts = dir.join("c.counts");
+    let c = blockbloom::CountingBloomFilter::with_capacity(100, 0.01).unwrap();
+    c.save(&counts).unwrap();
+    let bits = dir.join("s.bits");
+    blockbloom::AtomicBitSet::new(100)
+        .unwrap()
+        .save(&bits)
+        .unwrap();
+    for (path, says) in [
+        (&text, "bad magic"),
+        (&empty, "the file is empty"),
+        (&counts, "a CountingBloomFilter's snapshot"),
+        (&bits, "an AtomicBitSet's snapshot"),
+    ] {
         let before = std::fs::read(path).unwrap();
         let out = run(&["dedup", "--state", path.to_str().unwrap()], b"a\nb\n");
         assert_eq!(out.status.code(), Some(2));
