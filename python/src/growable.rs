@@ -179,6 +179,11 @@ impl GrowableBloomFilter {
     fn target_fpr(&self) -> f64 {
         self.inner.target_fpr()
     }
+    /// The hashing key, an int below 2**128 (every layer's).
+    #[getter]
+    fn seed(&self) -> u128 {
+        self.inner.seed()
+    }
     /// The capacity of the first layer (each next one is larger).
     #[getter]
     fn initial_capacity(&self) -> u64 {

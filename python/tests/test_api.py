@@ -97,7 +97,8 @@ def test_growable_batches_answer_like_one_call_at_a_time_across_growth():
     keys = urls(0, 20_000) + urls(0, 5_000) + [b"bytes-key", "bytes-key"]
     a, b = GrowableBloomFilter(1000, 0.01, seed=7), GrowableBloomFilter(1000, 0.01, seed=7)
     assert a.insert_if_absent_many(keys) == [b.insert_if_absent(k) for k in keys]
-    assert a.num_layers == b.num_layers > 3
+    assert a.num_layers == b.num_layers > 3 and a.seed == b.seed == 7
+    assert GrowableBloomFilter().seed != GrowableBloomFilter().seed  # random by default
     mixed = urls(10**6, 10**6 + 300) + keys
     assert a.contains_many(mixed) == [k in b for k in mixed]
     assert a.contains_many(tuple(keys)) == [True] * len(keys)
