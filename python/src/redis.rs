@@ -45,6 +45,9 @@ pub(crate) struct RedisBloomFilter {
     args: RedisArgs,
     /// Whether its batches go through the server module.
     uses_module: bool,
+    /// The filter's own capacity and rate, as the server's record of it says.
+    capacity: u64,
+    target_fpr: f64,
 }
 
 #[derive(Clone)]
@@ -115,7 +118,7 @@ impl RedisBloomFilter {
             + Send,
     ) -> PyResult<Self> {
         let f = args.open(py, open)?;
-        let uses_module = f.uses_module();
+        let (uses_module, capacity, target_fpr) = (f.uses_module(), f.capacity(), f.target_fpr());
         let remote: Remote = match args.local_front {
             Some(c) => Box::new(f.with_local_front(c, args.local_fpr).map_err(redis_err)?),
             None => Box::new(f),
@@ -124,6 +127,8 @@ impl RedisBloomFilter {
             remote: Mutex::new(remote),
             args,
             uses_module,
+            capacity,
+            target_fpr,
         })
     }
 }
@@ -265,6 +270,17 @@ impl RedisBloomFilter {
             .map_err(redis_err)
     }
 
+    /// Inserts `key` (`insert_if_absent` without the answer), like `set.add`.
+    fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.insert_if_absent(py, key).map(drop)
+    }
+
+    /// Inserts every key of `keys` in one round trip, like `set.update`; a bad key raises
+    /// `TypeError` and nothing is sent.
+    fn update(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.insert_if_absent_many(py, keys).map(drop)
+    }
+
     /// `insert_if_absent` for every key of `keys`, in one round trip (a server-side call per
     /// shard the batch touches, pipelined). Every key is read first: a bad key raises
     /// `TypeError` and nothing is sent. After a `RedisError` the batch may or may not have
@@ -359,6 +375,22 @@ impl RedisBloomFilter {
             a.capacity,
             a.fpr
         ))
+    }
+
+    /// The filter's name in Redis.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.args.name
+    }
+    /// The number of distinct keys the filter was sized for.
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// The false-positive rate the filter was sized for, reached at `capacity` keys.
+    #[getter]
+    fn target_fpr(&self) -> f64 {
+        self.target_fpr
     }
 
     /// Calls that went to Redis (with a local front), else `None`.

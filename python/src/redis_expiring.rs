@@ -46,6 +46,10 @@ pub(crate) struct RedisExpiringBloomFilter {
     arrival: &'static str,
     /// Whether it is the server module's expiring type.
     uses_module: bool,
+    /// The filter's own capacity and rate, as the server's record of it says (read without
+    /// the connection's lock, which a call waiting on Redis may hold).
+    capacity: u64,
+    target_fpr: f64,
 }
 
 impl RedisExpiringBloomFilter {
@@ -135,6 +139,8 @@ impl RedisExpiringBloomFilter {
             expire_after: f.expire_after().as_secs_f64(),
             arrival: crate::expiring::arrival_name(f.arrival()),
             uses_module: f.uses_module(),
+            capacity: f.capacity(),
+            target_fpr: f.target_fpr(),
             remote: Mutex::new(f),
             args,
         })
@@ -212,6 +218,15 @@ impl RedisExpiringBloomFilter {
         self.batch(py, keys, |f, ks| f.contains_many_at(ks, t))
     }
 
+    /// Inserts `key` at `at` (default now): it is seen for the window from then on, also
+    /// if it was present (an insert renews the window), like `set.add`.
+    #[pyo3(signature = (key, at = None))]
+    fn add(&self, py: Python<'_>, key: &Bound<'_, PyAny>, at: Option<f64>) -> PyResult<()> {
+        let t = time(at)?;
+        let one = PyTuple::new(py, [key])?;
+        self.batch(py, one.as_any(), |f, ks| f.insert_many_at(ks, t))
+    }
+
     /// Inserts every key of `keys` at `at` (default now), in one round trip: each is seen
     /// for the window from then on, also if it was present (an insert renews the window).
     #[pyo3(signature = (keys, at = None))]
@@ -262,14 +277,20 @@ impl RedisExpiringBloomFilter {
         self.uses_module
     }
 
+    /// The filter's name in Redis.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.args.name
+    }
+    /// Distinct keys per window the filter was sized for.
     #[getter]
     fn capacity(&self) -> u64 {
-        self.lock().capacity()
+        self.capacity
     }
     /// The false-positive rate it was sized for.
     #[getter]
     fn target_fpr(&self) -> f64 {
-        self.lock().target_fpr()
+        self.target_fpr
     }
     /// What `capacity` was sized for: `"steady"` or `"worst_burst"` (the filter's own, for
     /// one that existed).
@@ -278,7 +299,9 @@ impl RedisExpiringBloomFilter {
         self.arrival
     }
 
-    /// Seconds after its insert by which a key is certainly forgotten (five epochs).
+    /// Seconds after its insert by which a key is certainly forgotten: 4/3 of
+    /// (`expire_after` + 1 s) as the server module's type, 5/4 of `expire_after` through the
+    /// Functions.
     #[getter]
     fn forgotten_after(&self, py: Python<'_>) -> f64 {
         py.detach(|| self.lock().window().forgotten_after().as_secs_f64())

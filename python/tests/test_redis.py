@@ -27,6 +27,14 @@ def test_shared_filter_and_local_front(redis_url):
     assert all(a.contains_many(keys)) and keys[0] in a
     # The repr names the filter, not the URL (which may carry a password).
     assert repr(a) == "RedisBloomFilter(name='crawl:seen', capacity=100000, fpr=0.01)"
+    assert (a.name, a.capacity, a.target_fpr) == ("crawl:seen", 100_000, 0.01)
+    # add and update, as every other class has them (one round trip for update).
+    a.add("added")
+    b.update(u for u in ["updated", b"bytes"])
+    assert a.contains_many(["added", "updated", "bytes", "never"]) == [True, True, True, False]
+    with pytest.raises(TypeError):
+        a.update(["fine", 5])  # a bad key: nothing sent
+    assert "fine" not in a
     with pytest.raises(RedisError):
         RedisBloomFilter(redis_url, "crawl:seen", 200_000, 0.01)  # other parameters
     assert RedisBloomFilter.delete(redis_url, "crawl:seen")

@@ -50,6 +50,10 @@ def test_the_window_with_injected_times(redis_url):
     assert f.contains("b", at=T + 2 * HOUR - 1)
     # Time going back (an earlier `at` after a later one) never forgets a key in its window.
     assert f.contains("b", at=T + HOUR)
+    f.add("c", at=T + HOUR)
+    f.add("c", at=T + 2 * HOUR)  # renews, as update does
+    assert f.contains("c", at=T + 3 * HOUR - 1)
+    assert (f.name, f.capacity, f.target_fpr) == ("w", 10_000, 0.01)
     f.update(["now"])
     assert "now" in f and f.contains_many(["now", "never"]) == [True, False]
 
