@@ -458,6 +458,9 @@ pub(crate) fn describe_key_format(k: u64) -> String {
     if k & 16 != 0 {
         s.push_str(" --drop-blank-values");
     }
+    if k & 32 == 0 {
+        s.push_str(" --w3lib 2.5");
+    }
     if k >> 8 != 0 {
         s.push_str(&format!(
             " with query arguments stripped or another --query-separator (names' hash {:06x})",

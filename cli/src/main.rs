@@ -110,6 +110,11 @@ enum Cmd {
         /// default &).
         #[arg(long, value_name = "SEP", requires = "canonical_urls")]
         query_separator: Option<String>,
+        /// With --canonical-urls: the w3lib release whose canonical forms to follow, 2.6
+        /// (the default, the newest) or 2.5: the one beside the Scrapy spiders that share
+        /// the keys, or the one a --state was made with before 2.6 was followed.
+        #[arg(long, value_name = "VERSION", requires = "canonical_urls")]
+        w3lib: Option<blockbloom::url::W3libVersion>,
         /// With --canonical-urls, lossy: drop a scheme's default port (:80, :443).
         #[arg(long, requires = "canonical_urls")]
         strip_default_port: bool,
@@ -278,11 +283,13 @@ fn main() -> ExitCode {
             keep_fragments,
             drop_blank_values,
             query_separator,
+            w3lib,
             stats,
         } => {
             let canonical_urls = canonical_urls.then(|| {
                 let mut pages = blockbloom::url::UrlCanonicalizer::new()
-                    .query_separator(query_separator.as_deref().unwrap_or("&"));
+                    .query_separator(query_separator.as_deref().unwrap_or("&"))
+                    .w3lib(w3lib.unwrap_or_default());
                 if keep_fragments {
                     pages = pages.keep_fragments();
                 }

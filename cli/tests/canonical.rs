@@ -146,3 +146,56 @@ fn w3lib_s_arguments_as_flags() {
     assert!(String::from_utf8_lossy(&without.stderr).contains("--keep-fragments"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--w3lib` picks the release whose forms to follow (2.6 by default: `faß.de` is not
+/// `fass.de`, `0x7f.1` is `127.0.0.1`; 2.5 the other way round), and a state records it: a
+/// state made with 2.5's forms (as every state made before 2.6 was followed) is refused
+/// by a run with 2.6's, with the flag that reads it.
+#[test]
+fn the_w3lib_release_is_chosen_and_recorded() {
+    let input = "http://fass.de/\nhttp://fa\u{df}.de/\nhttp://0x7f.1/\nhttp://127.0.0.1/\n";
+    let out = run(&["dedup", "--canonical-urls"], input.as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "http://fass.de/\nhttp://fa\u{df}.de/\nhttp://0x7f.1/\n"
+    );
+    let args = ["dedup", "--canonical-urls", "--w3lib", "2.5"];
+    let out = run(&args, input.as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "http://fass.de/\nhttp://0x7f.1/\nhttp://127.0.0.1/\n"
+    );
+    for bad in [
+        &["dedup", "--canonical-urls", "--w3lib", "2.4"][..],
+        &["dedup", "--w3lib", "2.5"],
+    ] {
+        let refused = run(bad, input.as_bytes());
+        assert!(!refused.status.success(), "{bad:?}");
+        assert!(refused.stdout.is_empty(), "{bad:?}");
+    }
+    let err = run(&["dedup", "--canonical-urls", "--w3lib", "2.4"], b"");
+    assert!(String::from_utf8_lossy(&err.stderr).contains("2.5 and 2.6"));
+
+    let dir = temp_dir("canonical-w3lib");
+    let state = dir.join("s.bloom");
+    let state = state.to_str().unwrap();
+    let made = run(
+        &state_args(state, &["--canonical-urls", "--w3lib", "2.5"]),
+        b"http://fass.de/\n",
+    );
+    assert!(made.status.success());
+    let newer = run(
+        &state_args(state, &["--canonical-urls"]),
+        "http://fa\u{df}.de/\n".as_bytes(),
+    );
+    assert_eq!(newer.status.code(), Some(1));
+    assert!(newer.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&newer.stderr).contains("--canonical-urls --w3lib 2.5"));
+    let same = run(
+        &state_args(state, &["--canonical-urls", "--w3lib", "2.5.0"]),
+        "http://fa\u{df}.de/\nhttp://b.de/\n".as_bytes(),
+    );
+    assert!(same.status.success());
+    assert_eq!(same.stdout, b"http://b.de/\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -136,8 +136,12 @@ pub(crate) const PERCENT_ENCODE: &str = "blockbloom.percentencode";
 /// `strip_tracking_params` drops `utm_*`, `gclid`, `fbclid`, ... (`TRACKING_PARAMS`),
 /// `strip_params` the arguments named (a `*` at the end: a prefix), `strip_default_port`
 /// a scheme's default port, `strip_trailing_slash` the `/` ending a path other than `/`.
+///
+/// `w3lib` is the w3lib release to follow, `"2.6"` (the default) or `"2.5"` (or a full
+/// version, as `importlib.metadata.version("w3lib")` gives it): the one installed beside
+/// the Scrapy spiders whose fingerprints must match.
 #[pyfunction]
-#[pyo3(signature = (url, keep_blank_values = true, keep_fragments = false, encoding = None, *, query_separator = "&", strip_tracking_params = false, strip_params = Vec::new(), strip_default_port = false, strip_trailing_slash = false), text_signature = "(url, keep_blank_values=True, keep_fragments=False, encoding=None, *, query_separator='&', strip_tracking_params=False, strip_params=(), strip_default_port=False, strip_trailing_slash=False)")]
+#[pyo3(signature = (url, keep_blank_values = true, keep_fragments = false, encoding = None, *, query_separator = "&", strip_tracking_params = false, strip_params = Vec::new(), strip_default_port = false, strip_trailing_slash = false, w3lib = "2.6"), text_signature = "(url, keep_blank_values=True, keep_fragments=False, encoding=None, *, query_separator='&', strip_tracking_params=False, strip_params=(), strip_default_port=False, strip_trailing_slash=False, w3lib='2.6')")]
 #[allow(clippy::too_many_arguments)] // w3lib's signature, and ours
 pub(crate) fn canonicalize_url(
     py: Python<'_>,
@@ -150,9 +154,12 @@ pub(crate) fn canonicalize_url(
     strip_params: Vec<String>,
     strip_default_port: bool,
     strip_trailing_slash: bool,
+    w3lib: &str,
 ) -> PyResult<String> {
     let url = UrlArg::extract(url)?;
-    let mut pages = blockbloom::url::UrlCanonicalizer::new().query_separator(query_separator);
+    let mut pages = blockbloom::url::UrlCanonicalizer::new()
+        .query_separator(query_separator)
+        .w3lib(w3lib_version(w3lib)?);
     if !keep_blank_values {
         pages = pages.drop_blank_values();
     }
@@ -181,6 +188,11 @@ pub(crate) fn canonicalize_url(
     };
     py.detach(|| pages.canonicalize(&*bytes))
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A `w3lib=` argument: `"2.5"` or `"2.6"`, with or without a patch number.
+fn w3lib_version(version: &str) -> PyResult<blockbloom::url::W3libVersion> {
+    version.parse().map_err(PyValueError::new_err)
 }
 
 /// A header value, or several, as Scrapy's `Headers` takes them (`str` as UTF-8).
@@ -215,8 +227,10 @@ fn header_name(name: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 /// keep_fragments=...)`: the values of the headers named in `include_headers` (names
 /// compared without case; a header's value a `str`, `bytes` or a list of them), and the
 /// URL's fragment with `keep_fragments`. Raises `ValueError` where Scrapy's `Request` does.
+/// `w3lib` as in `canonicalize_url`: the w3lib release beside the Scrapy to agree with.
 #[pyfunction]
-#[pyo3(signature = (url, method = "GET", body = None, *, headers = None, include_headers = None, keep_fragments = false), text_signature = "(url, method='GET', body=b'', *, headers=None, include_headers=None, keep_fragments=False)")]
+#[pyo3(signature = (url, method = "GET", body = None, *, headers = None, include_headers = None, keep_fragments = false, w3lib = "2.6"), text_signature = "(url, method='GET', body=b'', *, headers=None, include_headers=None, keep_fragments=False, w3lib='2.6')")]
+#[allow(clippy::too_many_arguments)] // Scrapy's arguments, and w3lib's release
 pub(crate) fn request_fingerprint<'py>(
     py: Python<'py>,
     url: &str,
@@ -225,7 +239,12 @@ pub(crate) fn request_fingerprint<'py>(
     headers: Option<&Bound<'py, PyDict>>,
     include_headers: Option<&Bound<'py, PyAny>>,
     keep_fragments: bool,
+    w3lib: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let mut urls = blockbloom::url::UrlCanonicalizer::new().w3lib(w3lib_version(w3lib)?);
+    if keep_fragments {
+        urls = urls.keep_fragments();
+    }
     let body = match body {
         None => Vec::new(),
         Some(b) if b.is_instance_of::<PyString>() || b.is_instance_of::<PyBytes>() => {
@@ -256,14 +275,7 @@ pub(crate) fn request_fingerprint<'py>(
     };
     let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(n, v)| (&n[..], &v[..])).collect();
     let include: Vec<&[u8]> = include.iter().map(|n| &n[..]).collect();
-    let fp = blockbloom::url::request_fingerprint_with(
-        method,
-        url,
-        &body,
-        &pairs,
-        &include,
-        keep_fragments,
-    )
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let fp = blockbloom::url::request_fingerprint_with(method, url, &body, &pairs, &include, &urls)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &fp))
 }

@@ -3,7 +3,7 @@
 
 use core::fmt::Write;
 
-use super::{canonicalize_with, safe_url_string, InvalidUrl, QueryRules};
+use super::{safe_url_string, InvalidUrl, UrlCanonicalizer};
 
 /// The 20 bytes Scrapy's default request fingerprinter gives a `Request(url, method,
 /// body=body)`: the key `RedisBloomDupeFilter` and Scrapy's own dupefilter use, so that a
@@ -23,28 +23,38 @@ use super::{canonicalize_with, safe_url_string, InvalidUrl, QueryRules};
 /// # Ok::<(), blockbloom::url::InvalidUrl>(())
 /// ```
 pub fn request_fingerprint(method: &str, url: &str, body: &[u8]) -> Result<[u8; 20], InvalidUrl> {
-    request_fingerprint_with(method, url, body, &[], &[], false)
+    request_fingerprint_with(method, url, body, &[], &[], &UrlCanonicalizer::new())
 }
 
 /// Scrapy's `fingerprint(request, include_headers=…, keep_fragments=…)`:
 /// [`request_fingerprint`] with the request's `headers` (name, value; a name may repeat,
 /// for several values) whose names are in `include_headers` (compared without case, as
-/// Scrapy's `Headers` does), and with the URL's fragment kept if `keep_fragments`.
+/// Scrapy's `Headers` does), and the URL made canonical by `urls`: its
+/// [`keep_fragments`](UrlCanonicalizer::keep_fragments) is Scrapy's `keep_fragments`, its
+/// [`w3lib`](UrlCanonicalizer::w3lib) the w3lib beside the Scrapy to agree with. Its lossy
+/// options make fingerprints that are no longer Scrapy's.
 ///
 /// ```
-/// use blockbloom::url::{request_fingerprint, request_fingerprint_with};
+/// use blockbloom::url::{request_fingerprint, request_fingerprint_with, UrlCanonicalizer, W3libVersion};
 ///
 /// let url = "http://example.com/a#b";
+/// let scrapy = UrlCanonicalizer::new();
 /// let headers: [(&[u8], &[u8]); 2] = [(b"Accept-Language", b"en"), (b"Cookie", b"id=1")];
-/// // Without `include_headers` and `keep_fragments`, as `request_fingerprint`:
+/// // Without `include_headers` and options, as `request_fingerprint`:
 /// assert_eq!(
-///     request_fingerprint_with("GET", url, b"", &headers, &[], false)?,
+///     request_fingerprint_with("GET", url, b"", &headers, &[], &scrapy)?,
 ///     request_fingerprint("GET", url, b"")?
 /// );
-/// let by_language = request_fingerprint_with("GET", url, b"", &headers, &[b"accept-language"], false)?;
+/// let by_language = request_fingerprint_with("GET", url, b"", &headers, &[b"accept-language"], &scrapy)?;
 /// assert_ne!(by_language, request_fingerprint("GET", url, b"")?);
-/// let by_fragment = request_fingerprint_with("GET", url, b"", &[], &[], true)?;
+/// let by_fragment = request_fingerprint_with("GET", url, b"", &[], &[], &scrapy.clone().keep_fragments())?;
 /// assert_ne!(by_fragment, request_fingerprint("GET", "http://example.com/a#c", b"")?);
+/// // A spider whose w3lib is 2.5:
+/// let w3lib_2_5 = UrlCanonicalizer::new().w3lib(W3libVersion::V2_5);
+/// assert_ne!(
+///     request_fingerprint_with("GET", "http://faß.de/", b"", &[], &[], &w3lib_2_5)?,
+///     request_fingerprint("GET", "http://faß.de/", b"")?
+/// );
 /// # Ok::<(), blockbloom::url::InvalidUrl>(())
 /// ```
 ///
@@ -56,19 +66,15 @@ pub fn request_fingerprint_with(
     body: &[u8],
     headers: &[(&[u8], &[u8])],
     include_headers: &[&[u8]],
-    keep_fragments: bool,
+    urls: &UrlCanonicalizer,
 ) -> Result<[u8; 20], InvalidUrl> {
-    let safe = safe_url_string(url)?;
+    let safe = safe_url_string(url, urls.w3lib_version())?;
     if !safe.contains("://") && !safe.starts_with("about:") && !safe.starts_with("data:") {
         return Err(InvalidUrl(
             "no scheme:// (Scrapy's \"Missing scheme in request url\")",
         ));
     }
-    let rules = QueryRules {
-        keep_fragments,
-        ..QueryRules::default()
-    };
-    let canonical = canonicalize_with(safe.as_bytes(), &rules)?;
+    let canonical = urls.canonicalize(safe.as_bytes())?;
     // json.dumps({...}, sort_keys=True): keys in order, ", " and ": " between, ASCII only.
     let mut json = String::with_capacity(canonical.len() + 2 * body.len() + 64);
     json.push_str("{\"body\": \"");

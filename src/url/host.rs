@@ -1,20 +1,41 @@
 //! Hosts as w3lib and Python's standard library write them: IDNA 2003 (Python's `idna`
-//! codec: nameprep, then punycode) for non-ASCII names, and IPv6 addresses as
-//! `ipaddress.IPv6Address` prints them.
+//! codec: nameprep, then punycode) for non-ASCII names, but for w3lib 2.6's deviations
+//! (`ß`, `ς` kept), IPv4 numbers as 2.6 reads them, opaque hosts of other schemes
+//! percent-encoded, and IPv6 addresses as `ipaddress.IPv6Address` prints them.
 
+use std::borrow::Cow;
 use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::quote::{quote_into, unquote, Safe};
+use super::{InvalidUrl, W3libVersion};
 
 use stringprep::tables;
 use unicode_normalization::UnicodeNormalization;
 
 /// The ASCII form of a host name: as it is when ASCII, else NFKC-normalized and encoded
 /// label by label (Python's `"idna"` codec); `None` where the codec fails (a label empty or
-/// over 63 bytes, a prohibited character), and w3lib keeps the name as it is.
-pub(super) fn idna_host(host: &str) -> Option<String> {
+/// over 63 bytes, a prohibited character), and w3lib keeps the name as it is. w3lib 2.6
+/// keeps `ß` and `ς` ([`deviation_label`]).
+pub(super) fn idna_host(host: &str, w3lib: W3libVersion) -> Option<String> {
     if host.is_ascii() {
         return Some(host.to_owned());
     }
-    let normalized: String = host.nfkc().collect();
+    // w3lib drops these before NFKC (`_nfkc_netloc`); a host has them only percent-decoded.
+    let cleaned: String = host.chars().filter(|c| !"@:#?".contains(*c)).collect();
+    let normalized: String = cleaned.nfkc().collect();
+    if w3lib == W3libVersion::V2_6 && normalized.contains(['ß', 'ς']) {
+        let mut labels: Vec<&str> = normalized.split(DOTS).collect();
+        let trailing_dot = labels.len() > 1 && labels.last() == Some(&"");
+        if trailing_dot {
+            labels.pop();
+        }
+        let encoded: Option<Vec<String>> = labels.into_iter().map(deviation_label).collect();
+        let mut out = encoded?.join(".");
+        if trailing_dot {
+            out.push('.');
+        }
+        return Some(out);
+    }
     if normalized.is_ascii() {
         // The codec's ASCII path: every label but the last must be 1..=63 bytes.
         let labels: Vec<&str> = normalized.split('.').collect();
@@ -22,9 +43,7 @@ pub(super) fn idna_host(host: &str) -> Option<String> {
         let ok = rest.iter().all(|l| (1..64).contains(&l.len())) && last.len() < 64;
         return ok.then_some(normalized);
     }
-    let mut labels: Vec<&str> = normalized
-        .split(['.', '\u{3002}', '\u{FF0E}', '\u{FF61}'])
-        .collect();
+    let mut labels: Vec<&str> = normalized.split(DOTS).collect();
     let trailing_dot = labels.last() == Some(&"");
     if trailing_dot {
         labels.pop();
@@ -40,6 +59,135 @@ pub(super) fn idna_host(host: &str) -> Option<String> {
         out.push('.');
     }
     Some(out)
+}
+
+/// The label separators of IDNA (`encodings.idna.dots`).
+const DOTS: [char; 4] = ['.', '\u{3002}', '\u{FF0E}', '\u{FF61}'];
+
+/// w3lib 2.6's `_idna_label`: a label with `ß` or `ς` keeps them (UTS 46's deviations,
+/// which IDNA 2003 maps to `ss` and `σ`) and has the rest nameprepped around them.
+fn deviation_label(label: &str) -> Option<String> {
+    if !label.contains(['ß', 'ς']) {
+        return to_ascii(label);
+    }
+    let mut prepared = String::with_capacity(label.len());
+    let mut rest = label;
+    while let Some(at) = rest.find(['ß', 'ς']) {
+        prepared.push_str(&nameprep(&rest[..at])?);
+        let deviation = rest[at..].chars().next()?;
+        prepared.push(deviation);
+        rest = &rest[at + deviation.len_utf8()..];
+    }
+    prepared.push_str(&nameprep(rest)?);
+    let encoded = format!("xn--{}", idna::punycode::encode_str(&prepared)?);
+    (encoded.len() < 64).then_some(encoded)
+}
+
+/// w3lib 2.6's `_domain`: a special scheme's host percent-decoded (UTF-8, U+FFFD for
+/// what is not) and lower-cased, with `Σ` as `σ` where lower-casing would end a word in
+/// `ς`.
+pub(super) fn domain(host: &str) -> String {
+    let decoded = if host.contains('%') {
+        Cow::Owned(String::from_utf8_lossy(&unquote(host.as_bytes(), false)).into_owned())
+    } else {
+        Cow::Borrowed(host)
+    };
+    if decoded.is_ascii() {
+        decoded.to_ascii_lowercase()
+    } else {
+        decoded.replace('Σ', "σ").to_lowercase()
+    }
+}
+
+/// The host of a non-special URL as w3lib 2.6 writes it (`_opaque_host`): as written,
+/// percent-encoded but for RFC 3986's unreserved and sub-delimiter characters and `%`; an
+/// error for a forbidden host code point.
+pub(super) fn opaque_host(host: &str, out: &mut String) -> Result<(), InvalidUrl> {
+    const OPAQUE: Safe = Safe::with(b"!$&'()*+,;=%");
+    let forbidden = |c: char| {
+        matches!(
+            c,
+            '\0' | '\t'
+                | '\n'
+                | '\r'
+                | ' '
+                | '#'
+                | '/'
+                | ':'
+                | '<'
+                | '>'
+                | '?'
+                | '@'
+                | '['
+                | '\\'
+                | ']'
+                | '^'
+                | '|'
+        )
+    };
+    if host.contains(forbidden) {
+        return Err(InvalidUrl("a host with a forbidden character"));
+    }
+    quote_into(host.as_bytes(), &OPAQUE, false, out);
+    Ok(())
+}
+
+/// w3lib 2.6's `_ipv4_host`: a host that ends in a number (decimal, or hex after `0x`) is
+/// an IPv4 address of one to four numbers, each decimal, octal after `0` or hex after
+/// `0x`, written as four decimal bytes (`0x7f.1` is `127.0.0.1`); an error when it is not
+/// a valid one.
+pub(super) fn ipv4_host(host: &str) -> Result<Cow<'_, str>, InvalidUrl> {
+    const INVALID: InvalidUrl = InvalidUrl("a host that ends in a number but is no IPv4 address");
+    let hex_number = |p: &str| {
+        p.len() >= 2
+            && p.as_bytes()[..2].eq_ignore_ascii_case(b"0x")
+            && p.bytes().skip(2).all(|b| b.is_ascii_hexdigit())
+    };
+    let Some(last_char) = host.chars().last() else {
+        return Ok(Cow::Borrowed(host));
+    };
+    if !"0123456789abcdefxABCDEFX.".contains(last_char) {
+        return Ok(Cow::Borrowed(host));
+    }
+    let mut parts: Vec<&str> = host.split('.').collect();
+    if parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    let last = parts[parts.len() - 1];
+    let decimal = !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit());
+    if !decimal && !hex_number(last) {
+        return Ok(Cow::Borrowed(host));
+    }
+    if parts.len() > 4 {
+        return Err(INVALID);
+    }
+    let mut numbers = Vec::with_capacity(4);
+    for part in &parts {
+        let (digits, radix) = if hex_number(part) {
+            (&part[2..], 16)
+        } else if let Some(octal) = part.strip_prefix('0') {
+            (octal, 8)
+        } else if part.is_empty() {
+            return Err(INVALID);
+        } else {
+            (*part, 10)
+        };
+        let mut n: u64 = 0;
+        for b in digits.bytes() {
+            let d = u64::from((b as char).to_digit(radix).ok_or(INVALID)?);
+            n = n.saturating_mul(u64::from(radix)).saturating_add(d);
+        }
+        numbers.push(n);
+    }
+    let (last, rest) = numbers.split_last().expect("one number at least");
+    if rest.iter().any(|&n| n > 255) || *last >= 1 << (8 * (5 - numbers.len())) {
+        return Err(INVALID);
+    }
+    let address = rest
+        .iter()
+        .enumerate()
+        .fold(*last, |a, (i, &n)| a + (n << (8 * (3 - i))));
+    Ok(Cow::Owned(Ipv4Addr::from(address as u32).to_string()))
 }
 
 /// RFC 3490's ToASCII with AllowUnassigned and without STD3 rules, as Python does it.

@@ -17,13 +17,17 @@
 //! ```
 //!
 //! # What the canonical form changes
-//! As w3lib 2.5 (the version the tests compare against), in this order:
+//! As w3lib 2.6 (the newest release followed; [`W3libVersion`] says what 2.5, also
+//! followed, does otherwise), in this order:
 //! - Bytes that are not UTF-8 become `%XX`; spaces and control characters at the ends are
 //!   dropped, tabs and newlines everywhere.
-//! - The scheme and host are lower-cased; a non-ASCII host is written in IDNA 2003
-//!   (`bücher.de` → `xn--bcher-kva.de`, `faß.de` → `fass.de`), an IPv6 address as Python
-//!   writes it (`[::FFFF:1.2.3.4]` → `[::ffff:102:304]`); a port loses its leading zeros
-//!   but is kept, also a default one (`:80`).
+//! - The scheme and host are lower-cased. A special scheme's host (`http`, `https`, `ws`,
+//!   `wss`, `ftp`, `file`) is percent-decoded, then a non-ASCII one written in IDNA 2003
+//!   but for `ß` and `ς` (`bücher.de` → `xn--bcher-kva.de`, `faß.de` → `xn--fa-hia.de`),
+//!   and one that ends in a number read as an IPv4 address (`0x7f.1` → `127.0.0.1`);
+//!   another scheme's host is percent-encoded. An IPv6 address is written as Python writes
+//!   it (`[::FFFF:1.2.3.4]` → `[::ffff:102:304]`); a port loses its leading zeros but is
+//!   kept, also a default one (`:80`).
 //! - The path is decoded and encoded again (`%7e` → `~`, `%2f` → `%2F`, `é` → `%C3%A9`),
 //!   keeping the escapes of `/`, `;`, `?` and `%`; `.` and `..` segments are resolved; an
 //!   empty path is `/`.
@@ -37,10 +41,11 @@
 //! # Where it differs from the `url` crate
 //! [`canonicalize_url`] splits a URL as w3lib does, not by the URL Standard's parser that
 //! the `url` crate implements, because Scrapy's fingerprints come from w3lib's split. The
-//! two disagree on: default ports (`url` drops `:80`), IDNA (`url` uses UTS 46:
-//! `faß.de` → `xn--fa-hia.de`), numeric hosts (`url` reads `http://0x7f.1/` as
-//! `127.0.0.1`), backslashes in the query, the percent-encoding sets, and query order
-//! (`url` keeps it). The test `url_crate_differences` shows each case.
+//! two disagree on: default ports (`url` drops `:80`), IDNA (`url` uses UTS 46 throughout,
+//! w3lib IDNA 2003 but for `ß` and `ς`; 2.5 also maps those: `faß.de` → `fass.de`),
+//! numeric hosts in 2.5 (`url` and 2.6 read `http://0x7f.1/` as `127.0.0.1`), backslashes
+//! in the query, the percent-encoding sets, and query order (`url` keeps it). The test
+//! `url_crate_differences` shows each case.
 //!
 //! Python, the CLI (`dedup --canonical-urls`) and Redis get the same bytes: the Python
 //! package calls this module.
@@ -52,6 +57,7 @@ mod split;
 mod strip;
 
 use core::fmt;
+use core::str::FromStr;
 
 pub use fingerprint::{request_fingerprint, request_fingerprint_with};
 pub use strip::{UrlCanonicalizer, TRACKING_PARAMS};
@@ -73,6 +79,76 @@ impl fmt::Display for InvalidUrl {
 }
 
 impl std::error::Error for InvalidUrl {}
+
+/// Which w3lib release's `canonicalize_url` to follow: Scrapy's fingerprints are made by
+/// the w3lib installed beside it, and releases differ on some hosts and paths. The default
+/// is the newest, 2.6, which `pip install scrapy` installs today; choose 2.5 to share a
+/// filter with spiders that still have it, or to keep using keys made before 2.6. Releases
+/// before 2.5 are not followed.
+///
+/// What 2.6 changed (each case is in this module's tests):
+/// - `ß` and `ς` are kept in hosts (UTS 46's deviations): `faß.de` is `xn--fa-hia.de`,
+///   not `fass.de`;
+/// - a special scheme's host (`http`, `https`, `ws`, `wss`, `ftp`, `file`) is
+///   percent-decoded (`%41.com` is `a.com`) and, where it ends in a number, read as an
+///   IPv4 address (`0x7f.1` is `127.0.0.1`); one that is not a valid host (a space, a
+///   `%`, `1.2.3.256`) is an error;
+/// - any other scheme's host, and that of a URL without a scheme (`//host`), is kept
+///   opaque: percent-encoded (`//рф` is `//%d1%80%d1%84`), an error with `<`, `>`, `^`,
+///   `|` or a space;
+/// - `https:example.com` and `https:///example.com` are `https://example.com/`;
+/// - `.` and `..` segments are resolved before `;params` are split off, also when
+///   percent-encoded (`/a/%2E%2e/b` is `/b`).
+///
+/// ```
+/// use blockbloom::url::{UrlCanonicalizer, W3libVersion};
+///
+/// assert_eq!("2.5.0".parse::<W3libVersion>()?, W3libVersion::V2_5);
+/// let v2_5 = UrlCanonicalizer::new().w3lib(W3libVersion::V2_5);
+/// assert_eq!(v2_5.canonicalize("http://faß.de/")?, "http://fass.de/");
+/// let v2_6 = UrlCanonicalizer::new(); // the default
+/// assert_eq!(v2_6.canonicalize("http://faß.de/")?, "http://xn--fa-hia.de/");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum W3libVersion {
+    /// w3lib 2.5.
+    V2_5,
+    /// w3lib 2.6, the default.
+    #[default]
+    V2_6,
+}
+
+impl fmt::Display for W3libVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            W3libVersion::V2_5 => "2.5",
+            W3libVersion::V2_6 => "2.6",
+        })
+    }
+}
+
+/// `"2.5"` or `"2.6"`, with or without a patch number (`"2.6.0"`, as
+/// `importlib.metadata.version("w3lib")` gives it).
+impl FromStr for W3libVersion {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let minor = s.split('.').take(2).collect::<Vec<_>>().join(".");
+        let patch_ok = s
+            .splitn(3, '.')
+            .nth(2)
+            .is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        match minor.as_str() {
+            "2.5" if patch_ok => Ok(W3libVersion::V2_5),
+            "2.6" if patch_ok => Ok(W3libVersion::V2_6),
+            _ => Err(format!(
+                "w3lib {s:?} is not followed: blockbloom follows w3lib 2.5 and 2.6"
+            )),
+        }
+    }
+}
 
 /// Schemes whose path may end in `;params` (Python 3.11's `urllib.parse.uses_params`).
 const USES_PARAMS: [&str; 16] = [
@@ -108,6 +184,7 @@ pub fn canonicalize_url<U: AsRef<[u8]> + ?Sized>(url: &U) -> Result<String, Inva
 /// [`UrlCanonicalizer`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct QueryRules<'s> {
+    pub(crate) w3lib: W3libVersion,
     pub(crate) keep_blank_values: bool,
     pub(crate) keep_fragments: bool,
     pub(crate) separator: &'s str,
@@ -116,6 +193,7 @@ pub(crate) struct QueryRules<'s> {
 impl Default for QueryRules<'_> {
     fn default() -> Self {
         QueryRules {
+            w3lib: W3libVersion::default(),
             keep_blank_values: true,
             keep_fragments: false,
             separator: "&",
@@ -125,14 +203,14 @@ impl Default for QueryRules<'_> {
 
 /// [`canonicalize_url`] with w3lib's other arguments.
 pub(crate) fn canonicalize_with(url: &[u8], rules: &QueryRules<'_>) -> Result<String, InvalidUrl> {
-    let parts = split::safe_split(&split::prepare(url))?;
+    let parts = split::safe_split(&split::prepare(url), rules.w3lib)?;
     Ok(canonicalize_parts(parts, rules))
 }
 
 /// `w3lib.url.safe_url_string`: the URL with its parts made safe, as a Scrapy `Request`
 /// stores it.
-pub(crate) fn safe_url_string(url: &str) -> Result<String, InvalidUrl> {
-    let parts = split::safe_split(&split::prepare(url.as_bytes()))?;
+pub(crate) fn safe_url_string(url: &str, w3lib: W3libVersion) -> Result<String, InvalidUrl> {
+    let parts = split::safe_split(&split::prepare(url.as_bytes()), w3lib)?;
     let mut out = unsplit(&parts.scheme, &parts.netloc, parts.path, &parts.query);
     if !parts.fragment.is_empty() {
         out.push('#');
@@ -192,8 +270,9 @@ fn canonicalize_parts(parts: split::SafeParts, rules: &QueryRules<'_>) -> String
         );
         out
     };
-    if canonical.starts_with('/') {
-        canonical = remove_dot_segments(&canonical);
+    // w3lib 2.6 resolves them while splitting (`split::safe_split`), before the params.
+    if rules.w3lib == W3libVersion::V2_5 && canonical.starts_with('/') {
+        canonical = remove_dot_segments(&canonical, W3libVersion::V2_5);
     }
     if !params.is_empty() {
         canonical.push(';');
@@ -230,32 +309,50 @@ fn normalize_ipv6(netloc: &str) -> String {
     }
 }
 
-/// RFC 3986 section 5.2.4 on a path that starts with `/`, as w3lib does it.
-fn remove_dot_segments(path: &str) -> String {
-    if !path.contains("/.") {
+/// RFC 3986 section 5.2.4 on a path that starts with `/`, as w3lib does it; 2.6 also
+/// takes `%2e` for `.`.
+fn remove_dot_segments(path: &str, w3lib: W3libVersion) -> String {
+    let percent = w3lib == W3libVersion::V2_6;
+    if !(path.contains("/.") || percent && path.contains("/%2")) {
         return path.to_owned();
     }
+    #[derive(PartialEq)]
+    enum Dots {
+        One,
+        Two,
+        No,
+    }
+    let dots = |segment: &str| match segment {
+        "." => Dots::One,
+        ".." => Dots::Two,
+        _ if !percent || segment.len() > 6 => Dots::No,
+        _ => match segment.to_ascii_lowercase().as_str() {
+            "%2e" => Dots::One,
+            ".%2e" | "%2e." | "%2e%2e" => Dots::Two,
+            _ => Dots::No,
+        },
+    };
     let segments: Vec<&str> = path[1..].split('/').collect();
     let (last, rest) = segments
         .split_last()
         .expect("split yields one segment at least");
     let mut output: Vec<&str> = Vec::with_capacity(segments.len());
     for &segment in rest {
-        match segment {
-            ".." => {
+        match dots(segment) {
+            Dots::Two => {
                 output.pop();
             }
-            "." => {}
-            _ => output.push(segment),
+            Dots::One => {}
+            Dots::No => output.push(segment),
         }
     }
-    match *last {
-        ".." => {
+    match dots(last) {
+        Dots::Two => {
             output.pop();
             output.push("");
         }
-        "." => output.push(""),
-        last => output.push(last),
+        Dots::One => output.push(""),
+        Dots::No => output.push(last),
     }
     format!("/{}", output.join("/"))
 }

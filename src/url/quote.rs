@@ -6,7 +6,7 @@ pub(super) struct Safe([bool; 256]);
 
 impl Safe {
     /// RFC 3986's unreserved characters (always safe) plus `extra`.
-    const fn with(extra: &[u8]) -> Safe {
+    pub(super) const fn with(extra: &[u8]) -> Safe {
         let mut set = [false; 256];
         let mut b = 0;
         while b < 256 {

@@ -1,9 +1,11 @@
 //! w3lib's URL splitter (`_urlsplit`, `_safe_url_split`): the five parts of a URL, each
 //! made safe (percent-encoded), the authority rebuilt from its user, host and port.
 
-use super::host::{idna_host, ip_kind};
+use std::borrow::Cow;
+
+use super::host::{domain, idna_host, ip_kind, ipv4_host, opaque_host};
 use super::quote::{quote_into, unquote, PATH_IN, SPECIAL_QUERY_IN, USERINFO};
-use super::InvalidUrl;
+use super::{InvalidUrl, W3libVersion};
 
 /// Schemes with a default port in the URL Standard: `\` ends their authority as `/` does.
 const SPECIAL: [&str; 6] = ["ftp", "file", "http", "https", "ws", "wss"];
@@ -47,8 +49,40 @@ fn scheme_len(url: &str) -> Option<usize> {
     (bytes[end] == b':').then_some(end)
 }
 
+/// w3lib 2.6's `_skip_special_authority_slashes`: a special scheme but `file` takes any
+/// run of `/` and `\\` (or none) before its host, so `https:example.com` and
+/// `https:///example.com` are `https://example.com`.
+fn skip_special_authority_slashes(url: &str) -> Cow<'_, str> {
+    let Some(colon) = url.find(':').filter(|&c| c > 0) else {
+        return Cow::Borrowed(url);
+    };
+    let after = &url[colon + 1..];
+    if after.starts_with("//") && !after[2..].starts_with(['/', '\\']) {
+        return Cow::Borrowed(url);
+    }
+    let scheme = match scheme_len(url) {
+        Some(len) => url[..len].to_ascii_lowercase(),
+        None => return Cow::Borrowed(url),
+    };
+    let authority = after.trim_start_matches(['/', '\\']);
+    if !is_special(&scheme)
+        || scheme == "file"
+        || authority.is_empty()
+        || authority.starts_with(['?', '#'])
+    {
+        return Cow::Borrowed(url);
+    }
+    Cow::Owned(format!("{scheme}://{authority}"))
+}
+
 /// Splits and makes safe, as `w3lib.url._safe_url_split` (UTF-8 throughout).
-pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
+pub(super) fn safe_split(url: &str, w3lib: W3libVersion) -> Result<SafeParts, InvalidUrl> {
+    let v2_6 = w3lib == W3libVersion::V2_6;
+    let url = if v2_6 {
+        skip_special_authority_slashes(url)
+    } else {
+        Cow::Borrowed(url)
+    };
     let mut url = url.trim_start_matches(|c: char| c <= ' ').to_owned();
     let mut scheme = String::new();
     if let Some(len) = scheme_len(&url) {
@@ -66,7 +100,6 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
     let (mut question, mut hash) = (find('?'), find('#'));
     let mut netloc = "";
     let mut rest = url.as_str();
-    let mut bracketed = false;
     if has_authority {
         let delim = [find('/'), question, hash].into_iter().flatten().min();
         let delim = delim.unwrap_or(url.len());
@@ -76,9 +109,8 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
             return Err(InvalidUrl("an unmatched bracket in the authority"));
         }
         netloc = &url[2..delim];
-        bracketed = open.is_some();
-        if bracketed {
-            check_bracketed_netloc(netloc)?;
+        if open.is_some() {
+            check_bracketed_netloc(netloc, w3lib)?;
         }
         rest = &url[delim..];
         question = question.map(|q| q - delim);
@@ -117,6 +149,12 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
         }
         out.push('@');
     }
+    // w3lib 2.5 takes the host from between brackets anywhere in the authority: `[@v0.]h`
+    // (an IPvFuture `v0.]h` to `check_bracketed_netloc`) has the host `` there.
+    let bracketed = match w3lib {
+        W3libVersion::V2_5 => netloc.contains('['),
+        W3libVersion::V2_6 => hostinfo.contains('['),
+    };
     let (host, port) = if bracketed {
         let inside = hostinfo.split_once('[').map_or("", |(_, after)| after);
         let (host, after) = inside.split_once(']').unwrap_or((inside, ""));
@@ -136,8 +174,43 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
         out.push('[');
         out.push_str(&host);
         out.push(']');
+    } else if !v2_6 {
+        out.push_str(&idna_host(&host, w3lib).unwrap_or(host));
+    } else if !is_special(&scheme) {
+        let opaque = hostinfo.split_once(':').map_or(hostinfo, |(h, _)| h);
+        if opaque.is_empty() && !netloc.is_empty() {
+            return Err(InvalidUrl("a user or port but no host"));
+        }
+        opaque_host(opaque, &mut out)?;
     } else {
-        out.push_str(&idna_host(&host).unwrap_or(host));
+        let written = if bracketed {
+            &host
+        } else {
+            hostinfo.split_once(':').map_or(hostinfo, |(h, _)| h)
+        };
+        let name = idna_host(&domain(written), w3lib).unwrap_or(host);
+        if name.contains(|c: char| {
+            c <= ' '
+                || matches!(
+                    c,
+                    '#' | '%'
+                        | '/'
+                        | ':'
+                        | '<'
+                        | '>'
+                        | '?'
+                        | '@'
+                        | '['
+                        | '\\'
+                        | ']'
+                        | '^'
+                        | '|'
+                        | '\x7f'
+                )
+        }) {
+            return Err(InvalidUrl("a host with a forbidden character"));
+        }
+        out.push_str(&ipv4_host(&name)?);
     }
     if let Some(port) = port {
         out.push(':');
@@ -146,6 +219,13 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
 
     let mut safe_path = String::with_capacity(path.len());
     quote_into(path.as_bytes(), &PATH_IN, false, &mut safe_path);
+    if v2_6 && safe_path.starts_with('/') {
+        safe_path = super::remove_dot_segments(&safe_path, w3lib);
+        // Not to be read as an authority when joined again.
+        if safe_path.starts_with("//") && out.is_empty() && !is_special(&scheme) && !has_authority {
+            safe_path.insert_str(0, "/.");
+        }
+    }
     let mut safe_query = String::with_capacity(query.len());
     let query_safe = if is_special(&scheme) {
         &SPECIAL_QUERY_IN
@@ -155,7 +235,7 @@ pub(super) fn safe_split(url: &str) -> Result<SafeParts, InvalidUrl> {
     quote_into(query.as_bytes(), query_safe, false, &mut safe_query);
     let mut safe_fragment = String::with_capacity(fragment.len());
     quote_into(fragment.as_bytes(), &PATH_IN, false, &mut safe_fragment);
-    if safe_path.is_empty() && !safe_query.is_empty() && is_special(&scheme) {
+    if safe_path.is_empty() && (v2_6 || !safe_query.is_empty()) && is_special(&scheme) {
         safe_path.push('/');
     }
     Ok(SafeParts {
@@ -184,8 +264,8 @@ fn python_port(port: &str) -> Result<Option<u32>, InvalidUrl> {
 }
 
 /// Brackets must hold a whole IPv6 address (or an IPvFuture one), followed at most by a
-/// port: `_check_bracketed_netloc`.
-fn check_bracketed_netloc(netloc: &str) -> Result<(), InvalidUrl> {
+/// port: `_check_bracketed_netloc`. w3lib 2.6 lets brackets in the user name be.
+fn check_bracketed_netloc(netloc: &str, w3lib: W3libVersion) -> Result<(), InvalidUrl> {
     let host_and_port = netloc.rsplit_once('@').map_or(netloc, |(_, h)| h);
     let host = match host_and_port.split_once('[') {
         Some(("", bracketed)) => {
@@ -196,6 +276,12 @@ fn check_bracketed_netloc(netloc: &str) -> Result<(), InvalidUrl> {
             host
         }
         Some(_) => return Err(InvalidUrl("text before an IPv6 address")),
+        None if w3lib == W3libVersion::V2_6 => {
+            return match host_and_port.contains(']') {
+                true => Err(InvalidUrl("an unmatched bracket in the host")),
+                false => Ok(()),
+            };
+        }
         None => host_and_port
             .split_once(':')
             .map_or(host_and_port, |(h, _)| h),

@@ -2,7 +2,7 @@
 //! that make more spellings one page than Scrapy does.
 
 use super::quote::{quote_into, UNRESERVED};
-use super::{canonicalize_with, InvalidUrl, QueryRules};
+use super::{canonicalize_with, InvalidUrl, QueryRules, W3libVersion};
 
 /// Query arguments that only say where a visitor came from (`strip_tracking_params`): a
 /// name, or a prefix ending in `*`. More: [`UrlCanonicalizer::strip_param`].
@@ -72,6 +72,7 @@ pub struct UrlCanonicalizer {
     keep_fragments: bool,
     drop_blank_values: bool,
     separator: Option<String>,
+    w3lib: W3libVersion,
 }
 
 impl UrlCanonicalizer {
@@ -95,6 +96,26 @@ impl UrlCanonicalizer {
     pub fn keep_fragments(mut self) -> Self {
         self.keep_fragments = true;
         self
+    }
+
+    /// Follows this w3lib release's `canonicalize_url` (default: the newest,
+    /// [`W3libVersion::V2_6`]): the one installed beside the Scrapy spiders whose
+    /// fingerprints these keys must equal.
+    ///
+    /// Example at [`W3libVersion`].
+    pub fn w3lib(mut self, version: W3libVersion) -> Self {
+        self.w3lib = version;
+        self
+    }
+
+    /// The w3lib release this canonicalizer follows ([`w3lib`](Self::w3lib)).
+    ///
+    /// ```
+    /// use blockbloom::url::{UrlCanonicalizer, W3libVersion};
+    /// assert_eq!(UrlCanonicalizer::new().w3lib_version(), W3libVersion::V2_6);
+    /// ```
+    pub fn w3lib_version(&self) -> W3libVersion {
+        self.w3lib
     }
 
     /// Drops arguments without a value (`a=` and `a`), as w3lib's
@@ -171,13 +192,18 @@ impl UrlCanonicalizer {
     /// ([`Builder::key_format`](crate::Builder::key_format)), so that a filter of keys
     /// made one way is not used with keys made another: bit 0 set (URLs are canonical),
     /// bit 1 [`strip_default_port`](Self::strip_default_port), bit 2
-    /// [`strip_trailing_slash`](Self::strip_trailing_slash), and from bit 8 on a hash of the
-    /// stripped argument names (0: none; their order and repeats do not count).
+    /// [`strip_trailing_slash`](Self::strip_trailing_slash), bit 3
+    /// [`keep_fragments`](Self::keep_fragments), bit 4
+    /// [`drop_blank_values`](Self::drop_blank_values), bit 5 w3lib 2.6's forms (clear: 2.5's,
+    /// which every key made before 2.6 was followed has), and from bit 8 on a hash of the
+    /// stripped argument names and the query separator (0: none; their order and repeats
+    /// do not count).
     ///
     /// ```
-    /// use blockbloom::url::UrlCanonicalizer;
-    /// assert_eq!(UrlCanonicalizer::new().key_format(), 1);
-    /// assert_eq!(UrlCanonicalizer::new().strip_trailing_slash().key_format(), 0b101);
+    /// use blockbloom::url::{UrlCanonicalizer, W3libVersion};
+    /// assert_eq!(UrlCanonicalizer::new().key_format(), 0b10_0001);
+    /// assert_eq!(UrlCanonicalizer::new().w3lib(W3libVersion::V2_5).key_format(), 1);
+    /// assert_eq!(UrlCanonicalizer::new().strip_trailing_slash().key_format(), 0b10_0101);
     /// let a = UrlCanonicalizer::new().strip_param("a").strip_param("b");
     /// let b = UrlCanonicalizer::new().strip_param("b").strip_param("a").strip_param("a");
     /// assert_eq!(a.key_format(), b.key_format());
@@ -201,12 +227,14 @@ impl UrlCanonicalizer {
             | u64::from(self.trailing_slash) << 2
             | u64::from(self.keep_fragments) << 3
             | u64::from(self.drop_blank_values) << 4
+            | u64::from(self.w3lib == W3libVersion::V2_6) << 5
             | params << 8
     }
 
     /// w3lib's arguments as this canonicalizer sets them.
     fn rules(&self) -> QueryRules<'_> {
         QueryRules {
+            w3lib: self.w3lib,
             keep_blank_values: !self.drop_blank_values,
             keep_fragments: self.keep_fragments,
             separator: self.separator.as_deref().unwrap_or("&"),

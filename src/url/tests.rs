@@ -1,10 +1,11 @@
-//! `canonicalize_url` against w3lib 2.5's answers for hostile spellings (recorded from
-//! `w3lib.url.canonicalize_url`; CI also compares both live on thousands of URLs:
+//! `canonicalize_url` against w3lib 2.5's and 2.6's answers for hostile spellings (recorded
+//! from `w3lib.url.canonicalize_url`; CI also compares both live on thousands of URLs:
 //! `python/tests/test_url.py`), and the request fingerprint against Scrapy 2.19's.
 
-use super::{canonicalize_url, has_authority, request_fingerprint};
+use super::{canonicalize_url, has_authority, request_fingerprint, UrlCanonicalizer, W3libVersion};
 
-/// (input, w3lib's canonical form or "ERR" where w3lib raises `ValueError`).
+/// (input, w3lib's canonical form or "ERR" where w3lib raises `ValueError`), the same in
+/// w3lib 2.5 and 2.6 but where [`W3LIB_2_6`] says.
 const W3LIB: &[(&str, &str)] = &[
     ("http://Example.com/a#top", "http://example.com/a"),
     ("HTTP://WWW.EXAMPLE.COM/", "http://www.example.com/"),
@@ -120,26 +121,123 @@ const W3LIB: &[(&str, &str)] = &[
     ("http://ex.com/a/b/", "http://ex.com/a/b/"),
 ];
 
+/// (input, w3lib 2.5's form, w3lib 2.6's): where the two differ (`W3libVersion`'s list).
+const W3LIB_2_6: &[(&str, &str, &str)] = &[
+    (
+        "http://fa\u{df}.de/",
+        "http://fass.de/",
+        "http://xn--fa-hia.de/",
+    ),
+    ("http://0x7f.1/", "http://0x7f.1/", "http://127.0.0.1/"),
+    ("http://%41.com/", "http://%41.com/", "http://a.com/"),
+    ("http://1.2.3.256/", "http://1.2.3.256/", "ERR"),
+    ("http://127.1/", "http://127.1/", "http://127.0.0.1/"),
+    ("http://1.2.3.4./", "http://1.2.3.4./", "http://1.2.3.4/"),
+    ("http://0x100000000/", "http://0x100000000/", "ERR"),
+    (
+        "http://4294967295/",
+        "http://4294967295/",
+        "http://255.255.255.255/",
+    ),
+    ("http://09.1/", "http://09.1/", "ERR"),
+    ("http://a.1/", "http://a.1/", "ERR"),
+    ("http://%zz.com/", "http://%zz.com/", "ERR"),
+    ("http://a%20b.com/", "http://a%20b.com/", "ERR"),
+    ("//\u{440}\u{444}/", "//xn--p1ai/", "//%d1%80%d1%84/"),
+    ("x://a<b/", "x://a<b/", "ERR"),
+    ("x://u@:80/", "x://u@:80/", "ERR"),
+    (
+        "https:example.com",
+        "https:example.com",
+        "https://example.com/",
+    ),
+    (
+        "https:///example.com/a",
+        "https:///example.com/a",
+        "https://example.com/a",
+    ),
+    (
+        "http://ex.com/a/..;p",
+        "http://ex.com/;p",
+        "http://ex.com/a/..;p",
+    ),
+    ("foo:/.//a", "foo:////a", "foo:/.//a"),
+    ("http://[a]@ex.com/", "ERR", "http://%5Ba%5D@ex.com/"),
+    (
+        "http://Fa\u{df}.de./",
+        "http://fass.de./",
+        "http://xn--fa-hia.de./",
+    ),
+    (
+        "http://\u{fc}%40x.com/",
+        "http://xn--%40x-zra.com/",
+        "http://xn--x-dha.com/",
+    ),
+    (
+        "http://\u{e4}.\u{3c2}/",
+        "http://xn--4ca.xn--4xa/",
+        "http://xn--4ca.xn--3xa/",
+    ),
+    ("ws://\u{1e9e}.de", "ws://ss.de/", "ws://xn--zca.de/"),
+    ("http://a.b.c.d.1/", "http://a.b.c.d.1/", "ERR"),
+    ("http://0x/", "http://0x/", "http://0.0.0.0/"),
+    ("http://.1/", "http://.1/", "ERR"),
+    ("http://[@v0.]h", "http://%5B@/", "ERR"),
+    ("HTTPS:\\\\/ex.com", "https:///ex.com", "https://ex.com/"),
+];
+
 #[test]
 fn canonical_forms_are_w3libs() {
     let mut wrong = Vec::new();
-    for &(input, expected) in W3LIB {
-        let got = canonicalize_url(input).map_err(|e| e.to_string());
-        let ok = match &got {
-            Ok(canonical) => canonical == expected,
-            Err(_) => expected == "ERR",
-        };
-        if !ok {
-            wrong.push(format!("{input:?}: got {got:?}, w3lib {expected:?}"));
+    let mut cases: Vec<(&str, &str, &str)> = W3LIB_2_6.to_vec();
+    for &(input, both) in W3LIB {
+        if !W3LIB_2_6.iter().any(|&(i, _, _)| i == input) {
+            cases.push((input, both, both));
+        }
+    }
+    for (input, v2_5, v2_6) in cases {
+        for (version, expected) in [(W3libVersion::V2_5, v2_5), (W3libVersion::V2_6, v2_6)] {
+            let got = UrlCanonicalizer::new().w3lib(version).canonicalize(input);
+            let ok = match &got {
+                Ok(canonical) => canonical == expected,
+                Err(_) => expected == "ERR",
+            };
+            if !ok {
+                wrong.push(format!(
+                    "{input:?}: got {got:?}, w3lib {version} {expected:?}"
+                ));
+            }
         }
     }
     assert!(
         wrong.is_empty(),
         "{} of {}:\n{}",
         wrong.len(),
-        W3LIB.len(),
+        2 * (W3LIB.len() + W3LIB_2_6.len()),
         wrong.join("\n")
     );
+    // The default is the newest.
+    assert_eq!(
+        canonicalize_url("http://0x7f.1/").unwrap(),
+        "http://127.0.0.1/"
+    );
+}
+
+#[test]
+fn w3lib_versions_are_read_as_python_writes_them() {
+    for (text, version) in [
+        ("2.5", W3libVersion::V2_5),
+        ("2.5.0", W3libVersion::V2_5),
+        ("2.6", W3libVersion::V2_6),
+        ("2.6.13", W3libVersion::V2_6),
+    ] {
+        assert_eq!(text.parse::<W3libVersion>(), Ok(version), "{text}");
+    }
+    for text in ["2.4", "2", "", "2.6.", "2.6.x", "2.60", "v2.6", "3.0"] {
+        let err = text.parse::<W3libVersion>().unwrap_err();
+        assert!(err.contains("2.5 and 2.6"), "{text}: {err}");
+    }
+    assert_eq!(W3libVersion::V2_5.to_string(), "2.5");
 }
 
 #[test]
@@ -175,9 +273,14 @@ fn long_urls_keep_every_argument_sorted() {
 
 #[test]
 fn canonical_forms_are_fixed_points() {
-    for &(input, expected) in W3LIB {
-        if expected != "ERR" && has_authority(input.as_bytes()) {
-            assert_eq!(canonicalize_url(expected).unwrap(), expected, "{input:?}");
+    let v2_5 = UrlCanonicalizer::new().w3lib(W3libVersion::V2_5);
+    let v2_6 = UrlCanonicalizer::new();
+    let forms = W3LIB.iter().map(|&(i, e)| (i, e, e));
+    for (input, e2_5, e2_6) in forms.chain(W3LIB_2_6.iter().copied()) {
+        for (pages, expected) in [(&v2_5, e2_5), (&v2_6, e2_6)] {
+            if expected != "ERR" && has_authority(input.as_bytes()) {
+                assert_eq!(pages.canonicalize(expected).unwrap(), expected, "{input:?}");
+            }
         }
     }
 }
@@ -222,7 +325,8 @@ fn fingerprints_are_scrapys() {
 }
 
 /// Where the `url` crate (the URL Standard) and w3lib disagree; the module documentation
-/// lists these cases, and `canonicalize_url` follows w3lib in each.
+/// lists these cases, and `canonicalize_url` follows w3lib in each. w3lib 2.6 agrees with
+/// the URL Standard on hosts where 2.5 did not.
 #[test]
 fn url_crate_differences() {
     let cases = [
@@ -231,12 +335,6 @@ fn url_crate_differences() {
             "http://ex.com/a",
             "http://ex.com:80/a",
         ),
-        (
-            "http://fa\u{df}.de/",
-            "http://xn--fa-hia.de/",
-            "http://fass.de/",
-        ),
-        ("http://0x7f.1/", "http://127.0.0.1/", "http://0x7f.1/"),
         (
             "http://ex.com/?b=1&a=2",
             "http://ex.com/?b=1&a=2",
@@ -255,6 +353,20 @@ fn url_crate_differences() {
             "{input}"
         );
         assert_eq!(canonicalize_url(input).unwrap(), w3lib, "{input}");
+    }
+    let v2_5 = UrlCanonicalizer::new().w3lib(W3libVersion::V2_5);
+    for (input, url_crate, w3lib_2_5) in [
+        (
+            "http://fa\u{df}.de/",
+            "http://xn--fa-hia.de/",
+            "http://fass.de/",
+        ),
+        ("http://0x7f.1/", "http://127.0.0.1/", "http://0x7f.1/"),
+    ] {
+        let standard = url::Url::parse(input).unwrap();
+        assert_eq!(standard.as_str(), url_crate, "{input}");
+        assert_eq!(canonicalize_url(input).unwrap(), url_crate, "{input}");
+        assert_eq!(v2_5.canonicalize(input).unwrap(), w3lib_2_5, "{input}");
     }
 }
 
@@ -303,19 +415,25 @@ fn lossy_options_strip_only_what_they_name() {
 }
 
 proptest::proptest! {
-    /// Any bytes: an answer or an `InvalidUrl`, never a panic; an answer is its own
-    /// canonical form when the input had an authority.
+    /// Any bytes: an answer or an `InvalidUrl`, never a panic; in w3lib 2.5 an answer is
+    /// its own canonical form when the input had an authority. Not in 2.6, which we follow:
+    /// there `http://:/v` is `http:///v`, which is `http://v/`, and `http://:\\[` is
+    /// `http:///[`, an error.
     #[test]
     fn any_bytes_get_an_answer_or_an_error(
         bytes in proptest::collection::vec(proptest::sample::select(
-            b"hH:/?#[]@%2fFeE.;=&+ \\\t\x80\xc3\xa9vV01x-u".to_vec()), 0..40),
+            b"hH:/?#[]@%2fFeE.;=&+ \\\t\x80\xc3\xa9\x9fvV01x-u".to_vec()), 0..40),
         prefix in proptest::sample::select(vec!["", "http://", "https://[", "HTTP://a.b:", "ftp://u@"]),
     ) {
         let mut url = prefix.as_bytes().to_vec();
         url.extend(bytes);
-        if let Ok(canonical) = canonicalize_url(&url) {
-            if has_authority(&url) && has_authority(canonical.as_bytes()) {
-                proptest::prop_assert_eq!(canonicalize_url(&canonical).ok(), Some(canonical.clone()));
+        for version in [W3libVersion::V2_5, W3libVersion::V2_6] {
+            let pages = UrlCanonicalizer::new().w3lib(version);
+            if let Ok(canonical) = pages.canonicalize(&url) {
+                let fixed = version == W3libVersion::V2_5 && has_authority(&url);
+                if fixed && has_authority(canonical.as_bytes()) {
+                    proptest::prop_assert_eq!(pages.canonicalize(&canonical).ok(), Some(canonical.clone()));
+                }
             }
         }
         let _ = super::UrlCanonicalizer::new().strip_default_port().strip_trailing_slash().canonicalize(&url);
@@ -407,17 +525,25 @@ fn scrapy_s_fingerprint_arguments() {
             b"",
             &headers,
             &[b"accept-language", b"COOKIE", b"X-None"],
-            false
+            &UrlCanonicalizer::new()
         )
         .unwrap()),
         "b6206bd445a5c6447f79eab9f080d7fcb8173d95"
     );
     assert_eq!(
-        hex(fp("GET", url, b"", &headers, &[], true).unwrap()),
+        hex(fp(
+            "GET",
+            url,
+            b"",
+            &headers,
+            &[],
+            &UrlCanonicalizer::new().keep_fragments()
+        )
+        .unwrap()),
         "96efa6a42c682134ca605d39a884ca1fcac6f121"
     );
     assert_eq!(
-        hex(fp("GET", url, b"", &headers, &[], false).unwrap()),
+        hex(fp("GET", url, b"", &headers, &[], &UrlCanonicalizer::new()).unwrap()),
         "f202bc6835cf26cc4a68c3b5f31f7212a824254c"
     );
 }

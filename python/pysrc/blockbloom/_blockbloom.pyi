@@ -39,8 +39,10 @@ def canonicalize_url(
     strip_params: Iterable[str] = (),
     strip_default_port: bool = False,
     strip_trailing_slash: bool = False,
+    w3lib: str = "2.6",
 ) -> str:
-    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url, ...)`` without the lossy options."""
+    """The canonical form of ``url``, equal to ``w3lib.url.canonicalize_url(url, ...)`` without the lossy options,
+    as the w3lib release ``w3lib`` (``"2.5"`` or ``"2.6"``) gives it."""
 
 def request_fingerprint(
     url: str,
@@ -50,6 +52,7 @@ def request_fingerprint(
     headers: Optional[Mapping[Union[str, bytes], Union[str, bytes, Sequence[Union[str, bytes]]]]] = None,
     include_headers: Optional[Iterable[Union[str, bytes]]] = None,
     keep_fragments: bool = False,
+    w3lib: str = "2.6",
 ) -> bytes:
     """Scrapy's request fingerprint of ``Request(url, method=method, body=body, headers=headers)``,
     with ``fingerprint(request, include_headers=..., keep_fragments=...)``'s arguments."""
