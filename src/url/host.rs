@@ -86,16 +86,18 @@ fn deviation_label(label: &str) -> Option<String> {
 /// w3lib 2.6's `_domain`: a special scheme's host percent-decoded (UTF-8, U+FFFD for
 /// what is not) and lower-cased, with `Σ` as `σ` where lower-casing would end a word in
 /// `ς`.
-pub(super) fn domain(host: &str) -> String {
+pub(super) fn domain(host: &str) -> Cow<'_, str> {
     let decoded = if host.contains('%') {
         Cow::Owned(String::from_utf8_lossy(&unquote(host.as_bytes(), false)).into_owned())
     } else {
         Cow::Borrowed(host)
     };
-    if decoded.is_ascii() {
-        decoded.to_ascii_lowercase()
+    if !decoded.is_ascii() {
+        Cow::Owned(decoded.replace('Σ', "σ").to_lowercase())
+    } else if decoded.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(decoded.to_ascii_lowercase())
     } else {
-        decoded.replace('Σ', "σ").to_lowercase()
+        decoded
     }
 }
 
@@ -149,20 +151,23 @@ pub(super) fn ipv4_host(host: &str) -> Result<Cow<'_, str>, InvalidUrl> {
     if !"0123456789abcdefxABCDEFX.".contains(last_char) {
         return Ok(Cow::Borrowed(host));
     }
-    let mut parts: Vec<&str> = host.split('.').collect();
-    if parts.len() > 1 && parts.last() == Some(&"") {
-        parts.pop();
-    }
-    let last = parts[parts.len() - 1];
+    let trimmed = match host.strip_suffix('.') {
+        Some(t) if !t.is_empty() => t,
+        _ => host,
+    };
+    let last = trimmed.rsplit('.').next().unwrap_or(trimmed);
     let decimal = !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit());
     if !decimal && !hex_number(last) {
         return Ok(Cow::Borrowed(host));
     }
-    if parts.len() > 4 {
-        return Err(INVALID);
-    }
-    let mut numbers = Vec::with_capacity(4);
-    for part in &parts {
+    let mut numbers = [0u64; 4];
+    let mut count = 0;
+    // Already four decimal bytes as an address is written: nothing to write again.
+    let mut written_as_is = trimmed.len() == host.len();
+    for part in trimmed.split('.') {
+        if count == 4 {
+            return Err(INVALID);
+        }
         let (digits, radix) = if hex_number(part) {
             (&part[2..], 16)
         } else if let Some(octal) = part.strip_prefix('0') {
@@ -170,24 +175,33 @@ pub(super) fn ipv4_host(host: &str) -> Result<Cow<'_, str>, InvalidUrl> {
         } else if part.is_empty() {
             return Err(INVALID);
         } else {
-            (*part, 10)
+            (part, 10)
         };
         let mut n: u64 = 0;
         for b in digits.bytes() {
             let d = u64::from((b as char).to_digit(radix).ok_or(INVALID)?);
             n = n.saturating_mul(u64::from(radix)).saturating_add(d);
         }
-        numbers.push(n);
+        written_as_is &= radix == 10 || part == "0";
+        numbers[count] = n;
+        count += 1;
     }
-    let (last, rest) = numbers.split_last().expect("one number at least");
-    if rest.iter().any(|&n| n > 255) || *last >= 1 << (8 * (5 - numbers.len())) {
+    let (last, rest) = numbers[..count].split_last().expect("one number at least");
+    if rest.iter().any(|&n| n > 255) || *last >= 1 << (8 * (5 - count)) {
         return Err(INVALID);
     }
     let address = rest
         .iter()
         .enumerate()
         .fold(*last, |a, (i, &n)| a + (n << (8 * (3 - i))));
-    Ok(Cow::Owned(Ipv4Addr::from(address as u32).to_string()))
+    if written_as_is && count == 4 {
+        return Ok(Cow::Borrowed(host));
+    }
+    let written = Ipv4Addr::from(address as u32).to_string();
+    Ok(match written == host {
+        true => Cow::Borrowed(host),
+        false => Cow::Owned(written),
+    })
 }
 
 /// RFC 3490's ToASCII with AllowUnassigned and without STD3 rules, as Python does it.

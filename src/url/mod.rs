@@ -58,6 +58,7 @@ mod strip;
 
 use core::fmt;
 use core::str::FromStr;
+use std::borrow::Cow;
 
 pub use fingerprint::{request_fingerprint, request_fingerprint_with};
 pub use strip::{UrlCanonicalizer, TRACKING_PARAMS};
@@ -272,7 +273,7 @@ fn canonicalize_parts(parts: split::SafeParts, rules: &QueryRules<'_>) -> String
     };
     // w3lib 2.6 resolves them while splitting (`split::safe_split`), before the params.
     if rules.w3lib == W3libVersion::V2_5 && canonical.starts_with('/') {
-        canonical = remove_dot_segments(&canonical, W3libVersion::V2_5);
+        canonical = remove_dot_segments(&canonical, W3libVersion::V2_5).into_owned();
     }
     if !params.is_empty() {
         canonical.push(';');
@@ -311,10 +312,10 @@ fn normalize_ipv6(netloc: &str) -> String {
 
 /// RFC 3986 section 5.2.4 on a path that starts with `/`, as w3lib does it; 2.6 also
 /// takes `%2e` for `.`.
-fn remove_dot_segments(path: &str, w3lib: W3libVersion) -> String {
+fn remove_dot_segments(path: &str, w3lib: W3libVersion) -> Cow<'_, str> {
     let percent = w3lib == W3libVersion::V2_6;
     if !(path.contains("/.") || percent && path.contains("/%2")) {
-        return path.to_owned();
+        return Cow::Borrowed(path);
     }
     #[derive(PartialEq)]
     enum Dots {
@@ -354,7 +355,7 @@ fn remove_dot_segments(path: &str, w3lib: W3libVersion) -> String {
         Dots::One => output.push(""),
         Dots::No => output.push(last),
     }
-    format!("/{}", output.join("/"))
+    Cow::Owned(format!("/{}", output.join("/")))
 }
 
 /// The URL of a parsed URL's six parts (`urllib.parse.ParseResult`: scheme, netloc, path,

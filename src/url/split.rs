@@ -220,7 +220,9 @@ pub(super) fn safe_split(url: &str, w3lib: W3libVersion) -> Result<SafeParts, In
     let mut safe_path = String::with_capacity(path.len());
     quote_into(path.as_bytes(), &PATH_IN, false, &mut safe_path);
     if v2_6 && safe_path.starts_with('/') {
-        safe_path = super::remove_dot_segments(&safe_path, w3lib);
+        if let Cow::Owned(resolved) = super::remove_dot_segments(&safe_path, w3lib) {
+            safe_path = resolved;
+        }
         // Not to be read as an authority when joined again.
         if safe_path.starts_with("//") && out.is_empty() && !is_special(&scheme) && !has_authority {
             safe_path.insert_str(0, "/.");
