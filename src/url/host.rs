@@ -101,33 +101,28 @@ pub(super) fn domain(host: &str) -> Cow<'_, str> {
     }
 }
 
+/// The URL Standard's forbidden host code points: `_FORBIDDEN_HOST_CODE_POINT_RE`.
+fn forbidden_host_code_point(c: char) -> bool {
+    "\0\t\n\r #/:<>?@[\\]^|".contains(c)
+}
+
+/// w3lib 2.6's `_check_domain`: a special scheme's host, made ASCII, holds no forbidden
+/// domain code point (those of a host, C0 controls, `%` and DEL), which a percent-decoded
+/// host could (`%2F`), moving where the authority ends.
+pub(super) fn check_domain(name: &str) -> Result<(), InvalidUrl> {
+    let forbidden = |c: char| forbidden_host_code_point(c) || c < ' ' || c == '%' || c == '\x7f';
+    match name.contains(forbidden) {
+        true => Err(InvalidUrl("a host with a forbidden character")),
+        false => Ok(()),
+    }
+}
+
 /// The host of a non-special URL as w3lib 2.6 writes it (`_opaque_host`): as written,
 /// percent-encoded but for RFC 3986's unreserved and sub-delimiter characters and `%`; an
 /// error for a forbidden host code point.
 pub(super) fn opaque_host(host: &str, out: &mut String) -> Result<(), InvalidUrl> {
     const OPAQUE: Safe = Safe::with(b"!$&'()*+,;=%");
-    let forbidden = |c: char| {
-        matches!(
-            c,
-            '\0' | '\t'
-                | '\n'
-                | '\r'
-                | ' '
-                | '#'
-                | '/'
-                | ':'
-                | '<'
-                | '>'
-                | '?'
-                | '@'
-                | '['
-                | '\\'
-                | ']'
-                | '^'
-                | '|'
-        )
-    };
-    if host.contains(forbidden) {
+    if host.contains(forbidden_host_code_point) {
         return Err(InvalidUrl("a host with a forbidden character"));
     }
     quote_into(host.as_bytes(), &OPAQUE, false, out);

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::host::{domain, idna_host, ip_kind, ipv4_host, opaque_host};
+use super::host::{check_domain, domain, idna_host, ip_kind, ipv4_host, opaque_host};
 use super::quote::{quote_into, unquote, PATH_IN, SPECIAL_QUERY_IN, USERINFO};
 use super::{InvalidUrl, W3libVersion};
 
@@ -189,27 +189,7 @@ pub(super) fn safe_split(url: &str, w3lib: W3libVersion) -> Result<SafeParts, In
             hostinfo.split_once(':').map_or(hostinfo, |(h, _)| h)
         };
         let name = idna_host(&domain(written), w3lib).unwrap_or(host);
-        if name.contains(|c: char| {
-            c <= ' '
-                || matches!(
-                    c,
-                    '#' | '%'
-                        | '/'
-                        | ':'
-                        | '<'
-                        | '>'
-                        | '?'
-                        | '@'
-                        | '['
-                        | '\\'
-                        | ']'
-                        | '^'
-                        | '|'
-                        | '\x7f'
-                )
-        }) {
-            return Err(InvalidUrl("a host with a forbidden character"));
-        }
+        check_domain(&name)?;
         out.push_str(&ipv4_host(&name)?);
     }
     if let Some(port) = port {

@@ -416,9 +416,9 @@ fn lossy_options_strip_only_what_they_name() {
 
 proptest::proptest! {
     /// Any bytes: an answer or an `InvalidUrl`, never a panic; in w3lib 2.5 an answer is
-    /// its own canonical form when the input had an authority. Not in 2.6, which we follow:
-    /// there `http://:/v` is `http:///v`, which is `http://v/`, and `http://:\\[` is
-    /// `http:///[`, an error.
+    /// its own canonical form, or an error, when the input had an authority (w3lib 2.5
+    /// gives `https://v2.[/` for `https://[v2.[]:`, and refuses that). Not in 2.6, which we
+    /// follow: there `http://:/v` is `http:///v`, which is `http://v/`.
     #[test]
     fn any_bytes_get_an_answer_or_an_error(
         bytes in proptest::collection::vec(proptest::sample::select(
@@ -432,7 +432,9 @@ proptest::proptest! {
             if let Ok(canonical) = pages.canonicalize(&url) {
                 let fixed = version == W3libVersion::V2_5 && has_authority(&url);
                 if fixed && has_authority(canonical.as_bytes()) {
-                    proptest::prop_assert_eq!(pages.canonicalize(&canonical).ok(), Some(canonical.clone()));
+                    if let Ok(again) = pages.canonicalize(&canonical) {
+                        proptest::prop_assert_eq!(again, canonical.clone());
+                    }
                 }
             }
         }
