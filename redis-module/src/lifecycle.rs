@@ -62,7 +62,7 @@ fn create(ctx: &Ctx<'_>, name: &str, plan: &NewFilter) -> Result<(), String> {
 /// `rate`, sized and laid out as the clients create one (the seed random unless given).
 pub fn create_command(ctx: &Ctx<'_>) -> c_int {
     let argc = ctx.argc();
-    if !(4..=8).contains(&argc) || argc % 2 != 0 {
+    if !(4..=8).contains(&argc) || !argc.is_multiple_of(2) {
         return ctx.wrong_arity();
     }
     let r = (|| -> Result<(), String> {
@@ -209,7 +209,7 @@ pub fn load_command(ctx: &Ctx<'_>) -> c_int {
             .checked_sub(2)
             .ok_or_else(|| "ERR cursor 0 is not a piece of a dump".to_string())?;
         let n = data.len() as u64 / LINE_BYTES;
-        if data.len() as u64 % LINE_BYTES != 0
+        if !(data.len() as u64).is_multiple_of(LINE_BYTES)
             || first >= id.layout.num_lines()
             || n != chunk_at(first, id.layout.num_lines(), id.shard_lines)
         {

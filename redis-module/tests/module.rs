@@ -126,17 +126,17 @@ fn the_commands_for_redis_cli_hash_keys_as_the_library_hashes_strings() {
     let field = |name: &str| {
         let i = info
             .iter()
-            .position(|v| redis::from_redis_value::<String>(v).ok().as_deref() == Some(name))
+            .position(|v| redis::from_redis_value_ref::<String>(v).ok().as_deref() == Some(name))
             .unwrap_or_else(|| panic!("no {name}"));
         info[i + 1].clone()
     };
-    let ones: u64 = redis::from_redis_value(&field("ones")).unwrap();
+    let ones: u64 = redis::from_redis_value_ref(&field("ones")).unwrap();
     assert_eq!(ones, mine.count_ones());
-    let len: u64 = redis::from_redis_value(&field("estimated_len")).unwrap();
+    let len: u64 = redis::from_redis_value_ref(&field("estimated_len")).unwrap();
     assert_eq!(len, f.estimated_len().unwrap());
-    let fpr: f64 = redis::from_redis_value(&field("estimated_fpr")).unwrap();
+    let fpr: f64 = redis::from_redis_value_ref(&field("estimated_fpr")).unwrap();
     assert!((fpr - f.estimated_fpr().unwrap()).abs() < 1e-12);
-    let capacity: u64 = redis::from_redis_value(&field("capacity")).unwrap();
+    let capacity: u64 = redis::from_redis_value_ref(&field("capacity")).unwrap();
     assert_eq!(capacity, 10_000);
     // A filter that is not there is an error naming it.
     let e = redis::cmd("BB.INFO")

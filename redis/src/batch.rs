@@ -16,7 +16,7 @@ use crate::{Error, RedisBloomFilter, Result, LINE_BYTES};
 fn answers(reply: Value, keys: usize) -> Result<Option<Vec<i64>>> {
     let answers: Vec<i64> = match reply {
         Value::Array(items) if matches!(items.first(), Some(Value::Int(1))) => {
-            redis::from_redis_value(&Value::Array(items[1..].to_vec()))?
+            redis::from_redis_value_ref(&Value::Array(items[1..].to_vec()))?
         }
         Value::Array(items) if matches!(items.first(), Some(Value::Int(0))) => return Ok(None),
         other => return Err(Error::Protocol(format!("reply {other:?}"))),
@@ -132,7 +132,7 @@ impl RedisBloomFilter {
     /// The bits of a plain `BITFIELD` reply (`GET i64 0` first): `None` if the shard's
     /// header is not our incarnation's.
     fn direct_bits(&self, reply: &Value, bits: usize) -> Result<Option<Vec<i64>>> {
-        let v: Vec<i64> = redis::from_redis_value(reply)?;
+        let v: Vec<i64> = redis::from_redis_value_ref(reply)?;
         if v.first() != Some(&(self.incarnation as i64)) {
             return Ok(None);
         }
@@ -159,8 +159,8 @@ impl RedisBloomFilter {
                     .find_map(|l| l.strip_prefix(name))
                     .map(|v| v.trim().to_string())
             };
-            let aof = field("aof_enabled:").map_or(true, |v| v != "0");
-            let replicas = field("connected_slaves:").map_or(true, |v| v != "0");
+            let aof = field("aof_enabled:").is_none_or(|v| v != "0");
+            let replicas = field("connected_slaves:").is_none_or(|v| v != "0");
             if aof || replicas {
                 return Ok(true);
             }
@@ -197,7 +197,7 @@ impl RedisBloomFilter {
             let Value::Array(mut parts) = reply else {
                 return Err(Error::Protocol(format!("read reply {reply:?}")));
             };
-            let head: Vec<i64> = redis::from_redis_value(&parts.pop().unwrap_or(Value::Nil))?;
+            let head: Vec<i64> = redis::from_redis_value_ref(&parts.pop().unwrap_or(Value::Nil))?;
             if head.first() != Some(&(self.incarnation as i64)) {
                 return Ok(Err(call.key.clone()));
             }
@@ -211,7 +211,7 @@ impl RedisBloomFilter {
             let mut bits = Vec::with_capacity(idx.len() * k);
             for (j, part) in parts.iter().enumerate() {
                 // A shard whose last blocks were never written is shorter: zeros.
-                let block: Vec<u8> = redis::from_redis_value(part)?;
+                let block: Vec<u8> = redis::from_redis_value_ref(part)?;
                 for &o in &call.nums[1 + j * k..1 + (j + 1) * k] {
                     let byte = ((o / 8) % LINE_BYTES) as usize;
                     bits.push(block.get(byte).map_or(0, |b| (b >> (7 - o % 8)) & 1));
@@ -280,7 +280,7 @@ impl RedisBloomFilter {
                     nums.push(missing.len() as u64);
                     owner.push(i);
                 } else {
-                    owner.extend(std::iter::repeat(i).take(missing.len()));
+                    owner.extend(std::iter::repeat_n(i, missing.len()));
                 }
                 nums.extend(missing);
             }

@@ -230,7 +230,7 @@ impl RedisBuilder {
         };
         if self
             .shard_bytes
-            .map_or(true, |b| stored.shard_blocks == earlier(b))
+            .is_none_or(|b| stored.shard_blocks == earlier(b))
         {
             asked.shard_blocks = stored.shard_blocks;
         }
@@ -441,7 +441,8 @@ impl RedisBloomFilter {
         match r {
             Ok(v) => Ok(v.get(1).cloned()),
             Err(Error::Redis(e))
-                if e.kind() == redis::ErrorKind::ResponseError || e.code() == Some("NOPERM") =>
+                if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                    || e.code() == Some("NOPERM") =>
             {
                 Ok(None)
             }

@@ -37,7 +37,8 @@ use crate::MAX_SHARD_BYTES;
 #[non_exhaustive]
 pub enum Error {
     /// Talking to Redis failed: connection refused, timeout, connection dropped, or an error
-    /// reply. After one of these the state of the keys of the failed call is unknown.
+    /// reply. After one of these the state of the keys of the failed call is unknown. (The
+    /// `redis` crate's error, re-exported as [`blockbloom_redis::redis`](crate::redis).)
     Redis(RedisError),
     /// No filter of this name exists in Redis.
     NotFound(String),
@@ -158,6 +159,14 @@ impl From<RedisError> for Error {
             return Error::WrongType(String::new()); // the key is named where it is known
         }
         Error::Redis(e)
+    }
+}
+
+/// A reply of another shape than asked for: a [`RedisError`] of kind
+/// [`Parse`](redis::ErrorKind::Parse), as the `redis` crate makes of it.
+impl From<redis::ParsingError> for Error {
+    fn from(e: redis::ParsingError) -> Self {
+        Error::Redis(e.into())
     }
 }
 

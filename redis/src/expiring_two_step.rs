@@ -144,7 +144,7 @@ impl RedisExpiringBloomFilter {
             return Err(Error::Protocol(format!("{} read replies", parts.len())));
         }
         let gens = parts.split_off(1);
-        let clock: Vec<u8> = redis::from_redis_value(&parts[0])?;
+        let clock: Vec<u8> = redis::from_redis_value_ref(&parts[0])?;
         let field = |at: usize| clock.get(at..at + 20).and_then(digits);
         let listed: Vec<u64> = (0..RING as usize)
             .filter_map(|i| field(NEWEST_AT + 20 + 20 * i))
@@ -171,7 +171,7 @@ impl RedisExpiringBloomFilter {
         let keys = (call.nums.len() - 1) / (k + 1);
         let mut present = vec![false; keys * k];
         for (x, g) in epochs.iter().zip(gens) {
-            let words: Vec<i64> = redis::from_redis_value(&g)?;
+            let words: Vec<i64> = redis::from_redis_value_ref(&g)?;
             if words.len() != 1 + 2 * keys {
                 return Err(Error::Protocol(format!(
                     "{} words for {keys} keys",

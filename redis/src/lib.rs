@@ -139,6 +139,23 @@ pub use expiring::RedisExpiringBloomFilter;
 pub use front::{LocalFront, SharedFilter};
 use meta::{Meta, Stored, SHARD_HEADER_BYTES};
 use net::Net;
+/// The `redis` crate (1.x) whose [`RedisError`](redis::RedisError) [`Error::Redis`]
+/// carries: its error kinds and codes to match on, without a `redis` dependency of your
+/// own pinned to the same release.
+///
+/// ```no_run
+/// use blockbloom_redis::redis::{ErrorKind, ServerErrorKind};
+/// use blockbloom_redis::{Error, RedisBloomFilter};
+///
+/// match RedisBloomFilter::open_or_create("redis://127.0.0.1/", "crawl:seen", 1_000_000, 0.01) {
+///     Err(Error::Redis(e)) if e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly) => {
+///         eprintln!("a replica: connect to the primary")
+///     }
+///     Err(Error::Redis(e)) if e.is_connection_refusal() => eprintln!("no server: {e}"),
+///     other => println!("{:?}", other.map(|f| f.name().to_owned())),
+/// }
+/// ```
+pub use redis;
 use server::{meta_reply, Call, Mode, Op};
 
 /// Bytes per block.

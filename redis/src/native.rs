@@ -22,7 +22,12 @@ impl RedisBloomFilter {
             match v {
                 Ok(MODULE_PROTOCOL) => {}
                 Ok(_) => return Ok(false),
-                Err(e) if e.kind() == redis::ErrorKind::ResponseError => return Ok(false),
+                Err(e)
+                    if e.kind()
+                        == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) =>
+                {
+                    return Ok(false)
+                }
                 Err(e) if e.code() == Some("NOPERM") => return Ok(false),
                 Err(e) => return Err(e.into()),
             }

@@ -38,7 +38,8 @@ pub(crate) fn slot(key: &str) -> u16 {
 
 enum Topology {
     Single {
-        client: redis::Client,
+        /// Boxed: a `redis::Client` is several times the cluster variant's size.
+        client: Box<redis::Client>,
         conn: Option<Connection>,
     },
     Cluster {
@@ -97,7 +98,7 @@ fn open(url: &str, timeout: Duration) -> RedisResult<Connection> {
     let client = client(url)?;
     let c = client
         .get_connection_with_timeout(timeout)
-        .map_err(|e| naming(e, &client.get_connection_info().addr))?;
+        .map_err(|e| naming(e, &client.get_connection_info().addr()))?;
     c.set_read_timeout(Some(timeout))?;
     c.set_write_timeout(Some(timeout))?;
     Ok(c)
@@ -123,11 +124,12 @@ fn broken(e: &RedisError) -> bool {
     e.is_io_error()
         || e.is_timeout()
         || e.is_connection_dropped()
-        || e.kind() == redis::ErrorKind::ParseError
+        || e.kind() == redis::ErrorKind::Parse
 }
 
 pub(crate) fn moved(e: &RedisError) -> bool {
-    matches!(e.code(), Some("MOVED") | Some("ASK")) || e.kind() == redis::ErrorKind::Moved
+    matches!(e.code(), Some("MOVED") | Some("ASK"))
+        || e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::Moved)
 }
 
 impl Net {
@@ -140,7 +142,7 @@ impl Net {
             }
         } else {
             Topology::Single {
-                client: client(url)?,
+                client: Box::new(client(url)?),
                 conn: None,
             }
         };
@@ -215,8 +217,8 @@ impl Net {
                         else {
                             continue;
                         };
-                        let host: String = redis::from_redis_value(&node[0])?;
-                        let port: i64 = redis::from_redis_value(&node[1])?;
+                        let host: String = redis::from_redis_value_ref(&node[0])?;
+                        let port: i64 = redis::from_redis_value_ref(&node[1])?;
                         let host = if host.contains(':') {
                             format!("[{host}]") // an IPv6 address
                         } else {
@@ -230,7 +232,7 @@ impl Net {
                 }
                 Ok(_) => {
                     last = Some(RedisError::from((
-                        redis::ErrorKind::ResponseError,
+                        redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
                         "unexpected CLUSTER SLOTS reply",
                     )))
                 }
@@ -257,7 +259,7 @@ impl Net {
                     .map(|r| r.2.clone())
                     .ok_or_else(|| {
                         RedisError::from((
-                            redis::ErrorKind::ClusterDown,
+                            redis::ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
                             "no node serves the slot",
                             format!("slot {s}"),
                         ))
@@ -299,7 +301,7 @@ impl Net {
                 if conn.is_none() {
                     let c = client
                         .get_connection_with_timeout(timeout)
-                        .map_err(|e| naming(e, &client.get_connection_info().addr))?;
+                        .map_err(|e| naming(e, &client.get_connection_info().addr()))?;
                     c.set_read_timeout(Some(timeout))?;
                     c.set_write_timeout(Some(timeout))?;
                     *conn = Some(c);

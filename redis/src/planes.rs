@@ -97,7 +97,7 @@ impl RedisExpiringBloomFilter {
                 return Err(f.recover(&call.key));
             }
             let census: (i64, u64, f64, u64, u64, u64, u64) =
-                redis::from_redis_value(&Value::Array(items))?;
+                redis::from_redis_value_ref(&Value::Array(items))?;
             total.add(&PlanesCensus {
                 lines: census.1,
                 fpr_sum: census.2,

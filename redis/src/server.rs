@@ -1,7 +1,7 @@
 //! The server side: loading the Lua library (Redis Functions, or `EVALSHA` scripts), and
 //! sending a batch's calls — one per shard, pipelined per node — with the retry rules.
 
-use redis::{ConnectionLike, ErrorKind, RedisError, Value};
+use redis::{ConnectionLike, ErrorKind, RedisError, ServerErrorKind, Value};
 
 use crate::{net, Error, RedisBloomFilter, Result};
 
@@ -154,9 +154,9 @@ impl RedisBloomFilter {
                     Ok(_) => {}
                     Err(e) if e.detail().is_some_and(|d| d.contains("already exists")) => {}
                     // A read-only replica gets the library from its primary.
-                    Err(e) if e.kind() == ErrorKind::ReadOnly => {}
+                    Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly) => {}
                     // Unknown command (Redis < 7) or not allowed: fall back to scripts.
-                    Err(e) if e.kind() == ErrorKind::ResponseError => {
+                    Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::ResponseError) => {
                         ok = false;
                         break;
                     }
@@ -370,15 +370,15 @@ pub(crate) fn meta_reply(v: Value) -> Result<(bool, Vec<String>)> {
     let changed = matches!(items.first(), Some(Value::Int(1)));
     let pairs = items[1..]
         .iter()
-        .map(redis::from_redis_value)
-        .collect::<redis::RedisResult<Vec<String>>>()?;
+        .map(redis::from_redis_value_ref)
+        .collect::<std::result::Result<Vec<String>, redis::ParsingError>>()?;
     Ok((changed, pairs))
 }
 
 /// The server lost our code (restart without persistence, `FUNCTION FLUSH`, `SCRIPT FLUSH`):
 /// the call did not run.
 fn code_missing(e: &RedisError) -> bool {
-    e.kind() == ErrorKind::NoScriptError
+    e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)
         || e.detail().is_some_and(|d| d.contains("Function not found"))
         || e.to_string().contains("Function not found")
 }
