@@ -6,7 +6,9 @@ In-process (Scrapy's own scheduler)::
 
 With ``JOBDIR`` the filter is a file in the job directory (``blockbloom.seen``, growing
 into ``blockbloom.seen.1``, … as requests come), mapped into memory: pause/resume works,
-and a crawl killed even with SIGKILL keeps every request it had already seen.
+and a crawl killed even with SIGKILL keeps every request it had already seen. A crawl
+paused with Scrapy's own dupefilter resumes with this one: the fingerprints of its
+``requests.seen`` are put in the filter at the start (once: ``blockbloom.imported``).
 
 Shared by a fleet through Redis (scrapy-redis' scheduler)::
 
@@ -64,6 +66,7 @@ from . import (
     RedisExpiringBloomFilter,
     StateLost,
 )
+from ._migrate import NOT_CARRIED, SCRAPY_SEEN_FILE, import_scrapy_seen, scrapy_redis_set_size
 
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
@@ -295,6 +298,13 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
                 self.seen = GrowableBloomFilter.open_file(self.path, capacity, fpr)
         else:
             self.seen = GrowableBloomFilter(capacity, fpr)
+        if path:
+            # A crawl paused with Scrapy's own dupefilter resumes with this one.
+            imported = import_scrapy_seen(self.seen, path, clock)
+            if imported:
+                self.logger.info("blockbloom: %d fingerprints from Scrapy's %s are in the filter", imported, SCRAPY_SEEN_FILE)
+                if self.stats is not None:
+                    self.stats.set_value("blockbloom/imported_fingerprints", imported)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "BloomDupeFilter":
@@ -376,9 +386,11 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 
 
 class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
-    """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``: one blockbloom filter in
-    Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default ``<spider>:dupefilter``),
-    shared by every crawler process; at most one process enqueues any request. With
+    """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter`` (whose set of fingerprints,
+    hashed its own way, is not carried over: a warning at the start gives its size): one
+    blockbloom filter in Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default
+    ``<spider>:dupefilter``), shared by every crawler process; at most one process
+    enqueues any request. With
     ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``: seconds, or ``"30d"``) the filter is a
     ``RedisExpiringBloomFilter``: a request is a duplicate only if some process saw it
     within the last ``expire_after`` seconds (it is forgotten at most a third later with
@@ -417,6 +429,11 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         # Whether this process asked the filter anything, and reported its estimates.
         self._asked = self._reported = False
         self.seen: Optional[RedisBloomFilter | RedisExpiringBloomFilter] = self._open()
+        left = scrapy_redis_set_size(url, key, timeout)
+        if left:
+            self.logger.warning(NOT_CARRIED, key, left)
+            if self.stats is not None:
+                self.stats.set_value("blockbloom/scrapy_redis_fingerprints_not_carried", left)
 
     def _open(self) -> RedisBloomFilter | RedisExpiringBloomFilter:
         capacity, fpr, front, timeout, expire_after = self._params

@@ -1,0 +1,103 @@
+"""What the dupefilters carry over from the ones they replace: Scrapy's ``RFPDupeFilter``
+keeps its fingerprints in ``requests.seen`` in the job directory; a crawl paused with it
+and resumed with ``BloomDupeFilter`` must not fetch those requests again. scrapy-redis'
+``RFPDupeFilter`` keeps its own in a set that cannot be carried over (another hash):
+``RedisBloomDupeFilter`` says so at its start."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Optional
+
+#: Scrapy's ``RFPDupeFilter``'s file in ``JOBDIR``.
+SCRAPY_SEEN_FILE = "requests.seen"
+#: How many bytes of ``requests.seen`` are already in the filter (a decimal number).
+IMPORTED_FILE = "blockbloom.imported"
+#: What ``RedisBloomDupeFilter`` logs at its start where its key holds scrapy-redis' set.
+NOT_CARRIED = (
+    "blockbloom: %s also holds a set of %d fingerprints from scrapy-redis' RFPDupeFilter, which hashes "
+    "requests its own way: they are not in this filter, so those requests are fetched once more. "
+    "Delete the set when that is done."
+)
+
+
+def scrapy_fingerprints(data: bytes) -> Iterator[bytes]:
+    """The fingerprints in the bytes of a ``requests.seen``: each one's 2-byte big-endian
+    length and its bytes (Scrapy 2.19 and later), or one hexadecimal fingerprint per line
+    (earlier releases). A binary file starts with a zero byte (a fingerprint is shorter than 256
+    bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
+    ends the binary file, as Scrapy reads it; a line that is not hexadecimal is an error
+    (``ValueError``: not a file Scrapy wrote)."""
+    if data[:1] == b"\x00":
+        pos = 0
+        while pos + 2 <= len(data):
+            size = int.from_bytes(data[pos : pos + 2], "big")
+            fingerprint = data[pos + 2 : pos + 2 + size]
+            if len(fingerprint) < size:
+                return
+            yield fingerprint
+            pos += 2 + size
+    else:
+        for n, line in enumerate(data.splitlines(), 1):
+            if line.strip():
+                try:
+                    yield bytes.fromhex(line.decode("ascii"))
+                except (UnicodeDecodeError, ValueError):
+                    raise ValueError(f"{SCRAPY_SEEN_FILE}, line {n}: not a hexadecimal fingerprint") from None
+
+
+def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
+    """Inserts into ``seen`` (a ``GrowableBloomFilter`` or an ``ExpiringBloomFilter``, at
+    ``at`` for the latter: seen now, so forgotten a window from now) the fingerprints of
+    ``requests.seen`` in ``jobdir``, unless every byte of it already was (the count in
+    ``blockbloom.imported``, written after the filter has them, so an import cut short is
+    done again at the next start). Returns how many fingerprints were read (0 if none
+    were new to import). Growing the filter for them can raise ``OSError`` or
+    ``MemoryError``: the crawl must not start without them."""
+    try:
+        with open(os.path.join(jobdir, SCRAPY_SEEN_FILE), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return 0
+    marker = os.path.join(jobdir, IMPORTED_FILE)
+    try:
+        with open(marker) as f:
+            done = int(f.read().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        done = -1
+    if not data or len(data) == done:
+        return 0
+    fingerprints = list(scrapy_fingerprints(data))
+    if hasattr(seen, "try_reserve"):
+        seen.try_reserve(len(fingerprints))
+        seen.update(fingerprints)
+    else:
+        seen.update(fingerprints, at=at)
+    seen.flush()
+    part = marker + ".part"
+    with open(part, "w") as f:
+        f.write(f"{len(data)}\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, marker)
+    return len(fingerprints)
+
+
+def scrapy_redis_set_size(url: str, key: str, timeout: float) -> int:
+    """How many fingerprints scrapy-redis' ``RFPDupeFilter`` left under ``key`` (a set of
+    hexadecimal fingerprints, the key ``RedisBloomDupeFilter`` names its filter by): 0 if
+    the key holds no set, or where redis-py (scrapy-redis' client) is not installed or
+    cannot answer. scrapy-redis hashes a request its own way (no headers in the hash,
+    unlike Scrapy's fingerprint), so they cannot be put in the filter."""
+    try:
+        import redis
+    except ImportError:
+        return 0
+    try:
+        r = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        try:
+            return int(r.scard(key)) if r.type(key) == b"set" else 0
+        finally:
+            r.close()
+    except (redis.RedisError, OSError, ValueError):
+        return 0

@@ -1,0 +1,142 @@
+"""A crawl paused with Scrapy's own dupefilter (``RFPDupeFilter``, its fingerprints in the
+job directory's ``requests.seen``) and resumed with ``BloomDupeFilter``: what Scrapy had
+seen stays seen. Both formats of the file (binary since Scrapy 2.19, hexadecimal lines
+before), one cut short by an unclean shutdown, an import done again after it grew, an
+expiring filter, and a real crawl of Python's docs run in two parts. And scrapy-redis'
+set of fingerprints under the Redis dupefilter's key, which cannot be carried over: named
+at the start."""
+
+import time
+from collections import Counter
+
+import pytest
+
+from test_scrapy import BLOOM, Stats, crawl, site  # noqa: F401 (`site`: a fixture)
+
+scrapy = pytest.importorskip("scrapy")
+from scrapy import Request  # noqa: E402
+from scrapy.utils.request import RequestFingerprinter  # noqa: E402
+
+from blockbloom.scrapy import BloomDupeFilter  # noqa: E402
+
+FINGERPRINTER = RequestFingerprinter()
+REQUESTS = [Request(f"http://127.0.0.1/page/{i}") for i in range(2000)]
+SEEN_BY_SCRAPY = REQUESTS[:1000]
+
+
+def write_requests_seen(job, requests, binary=True, mode="wb"):
+    job.mkdir(exist_ok=True)
+    with open(job / "requests.seen", mode) as f:
+        for r in requests:
+            fp = FINGERPRINTER.fingerprint(r)
+            f.write(len(fp).to_bytes(2, "big") + fp if binary else fp.hex().encode() + b"\n")
+
+
+def dupefilter(job, stats=None, **kwargs):
+    return BloomDupeFilter(str(job), fingerprinter=FINGERPRINTER, stats=stats, **kwargs)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "hex-lines"])
+def test_what_scrapy_s_dupefilter_saw_stays_seen(tmp_path, binary):
+    job = tmp_path / "job"
+    write_requests_seen(job, SEEN_BY_SCRAPY, binary)
+    stats = Stats()
+    df = dupefilter(job, stats)
+    assert stats.values["blockbloom/imported_fingerprints"] == 1000
+    assert all(df.request_seen(r) for r in SEEN_BY_SCRAPY)
+    assert sum(df.request_seen(r) for r in REQUESTS[1000:]) <= 1  # new (1e-5 false positives)
+    assert (job / "blockbloom.imported").read_text() == f"{(job / 'requests.seen').stat().st_size}\n"
+    df.close("shutdown")
+    # Resumed again: nothing to import, everything still seen.
+    stats = Stats()
+    df = dupefilter(job, stats)
+    assert "blockbloom/imported_fingerprints" not in stats.values
+    assert all(df.request_seen(r) for r in REQUESTS)
+    df.close("shutdown")
+    # Scrapy's dupefilter ran again in between (the file grew): imported again.
+    extra = [Request(f"http://127.0.0.1/more/{i}") for i in range(10)]
+    write_requests_seen(job, extra, binary, mode="ab")
+    stats = Stats()
+    df = dupefilter(job, stats)
+    assert stats.values["blockbloom/imported_fingerprints"] == 1010
+    assert all(df.request_seen(r) for r in extra)
+
+
+def test_a_requests_seen_cut_short_or_not_scrapy_s(tmp_path):
+    job = tmp_path / "job"
+    write_requests_seen(job, SEEN_BY_SCRAPY)
+    with open(job / "requests.seen", "ab") as f:
+        f.write(b"\x00\x14" + b"\x01" * 7)  # a record cut short by an unclean shutdown
+    stats = Stats()
+    df = dupefilter(job, stats)
+    assert stats.values["blockbloom/imported_fingerprints"] == 1000
+    assert all(df.request_seen(r) for r in SEEN_BY_SCRAPY)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "requests.seen").write_bytes(b"not a fingerprint\n")
+    with pytest.raises(ValueError, match="requests.seen, line 1"):
+        dupefilter(other)
+    assert not (other / "blockbloom.imported").exists()
+
+
+def test_an_import_cut_short_is_done_again(tmp_path):
+    """The record of the import is written after the filter has the fingerprints: a crawl
+    killed during the import imports again at its next start."""
+    job = tmp_path / "job"
+    write_requests_seen(job, SEEN_BY_SCRAPY)
+    dupefilter(job).close("shutdown")
+    (job / "blockbloom.imported").unlink()  # as if killed before it was written
+    stats = Stats()
+    df = dupefilter(job, stats)
+    assert stats.values["blockbloom/imported_fingerprints"] == 1000
+    assert all(df.request_seen(r) for r in SEEN_BY_SCRAPY)
+
+
+def test_an_expiring_filter_takes_them_as_seen_at_its_start(tmp_path):
+    # (Times in the past: a filter takes none past this machine's clock.)
+    job, t = tmp_path / "job", time.time() - 3600
+    write_requests_seen(job, SEEN_BY_SCRAPY)
+    df = dupefilter(job, expire_after=60, clock=t)
+    assert all(df.request_seen(r) for r in SEEN_BY_SCRAPY)
+    df.close("shutdown")
+    # A window (and the third of it the filter may keep them longer) later: forgotten.
+    later = dupefilter(job, expire_after=60, clock=t + 4 / 3 * 61 + 1)
+    assert sum(later.request_seen(r) for r in SEEN_BY_SCRAPY) <= 1
+
+
+def test_a_crawl_paused_with_scrapy_s_dupefilter_resumes_with_blockbloom(site, tmp_path):  # noqa: F811
+    job = tmp_path / "job"
+    first, _, _ = crawl(site, tmp_path, "default", {"JOBDIR": str(job), "CLOSESPIDER_PAGECOUNT": 200})
+    assert 150 <= len(first) < 400 and (job / "requests.seen").stat().st_size > 0
+    second, stats, _ = crawl(site, tmp_path, "bloom", {**BLOOM, "JOBDIR": str(job)})
+    runs = Counter(first + second)
+    print(f"\nScrapy's dupefilter, then blockbloom's: {len(first)} + {len(second)} pages")
+    assert all(n == 1 for n in runs.values()), "a page fetched twice across the runs"
+    assert len(runs) > 500, "the resumed crawl did not finish the site"
+    assert stats["blockbloom/imported_fingerprints"] > len(first)
+
+
+def test_scrapy_redis_fingerprints_under_the_key_are_named_at_the_start(redis_url, caplog):
+    """scrapy-redis' RFPDupeFilter keeps a set of its own fingerprints under the key the
+    Redis dupefilter names its filter by. They cannot be carried over (scrapy-redis hashes
+    a request without its headers, Scrapy's fingerprint with them), so the dupefilter says
+    at its start how many requests will be fetched once more, in the log and the stats."""
+    redis = pytest.importorskip("redis")
+    dupefilter_module = pytest.importorskip("scrapy_redis.dupefilter")
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    old = dupefilter_module.RFPDupeFilter(redis.Redis.from_url(redis_url), "docs:dupefilter")
+    assert not any(old.request_seen(r) for r in REQUESTS[:3])
+    assert old.request_fingerprint(REQUESTS[0]) != FINGERPRINTER.fingerprint(REQUESTS[0]).hex()
+    stats = Stats()
+    df = RedisBloomDupeFilter(redis_url, "docs:dupefilter", fingerprinter=FINGERPRINTER, stats=stats)
+    assert stats.values["blockbloom/scrapy_redis_fingerprints_not_carried"] == 3
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "3 fingerprints from scrapy-redis" in warnings[0], warnings
+    assert not df.request_seen(REQUESTS[0]), "another hash: new to the filter"
+    # No set under the key (the filter's own keys are others): nothing said.
+    caplog.clear()
+    stats = Stats()
+    RedisBloomDupeFilter(redis_url, "other:dupefilter", fingerprinter=FINGERPRINTER, stats=stats)
+    assert "blockbloom/scrapy_redis_fingerprints_not_carried" not in stats.values
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
