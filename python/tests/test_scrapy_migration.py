@@ -77,6 +77,12 @@ def test_a_requests_seen_cut_short_or_not_scrapy_s(tmp_path):
     with pytest.raises(ValueError, match="requests.seen, line 1"):
         dupefilter(other)
     assert not (other / "blockbloom.imported").exists()
+    # One length byte flipped: every record after it would be read wrong.
+    damaged = bytearray((job / "requests.seen").read_bytes())
+    damaged[22 * 500] ^= 0x01
+    (other / "requests.seen").write_bytes(bytes(damaged))
+    with pytest.raises(ValueError, match="byte 11000: a record of 276 bytes after ones of 20: damaged"):
+        dupefilter(other)
 
 
 def test_an_import_cut_short_is_done_again(tmp_path):

@@ -26,15 +26,18 @@ def scrapy_fingerprints(data: bytes) -> Iterator[bytes]:
     length and its bytes (Scrapy 2.19 and later), or one hexadecimal fingerprint per line
     (earlier releases). A binary file starts with a zero byte (a fingerprint is shorter than 256
     bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
-    ends the binary file, as Scrapy reads it; a line that is not hexadecimal is an error
-    (``ValueError``: not a file Scrapy wrote)."""
+    ends the binary file, as Scrapy reads it. A line that is not hexadecimal, or a record
+    of another length than the first (a damaged length, after which every record would be
+    read wrong), is a ``ValueError``: the file is not used."""
     if data[:1] == b"\x00":
-        pos = 0
+        pos, first = 0, int.from_bytes(data[:2], "big")
         while pos + 2 <= len(data):
             size = int.from_bytes(data[pos : pos + 2], "big")
             fingerprint = data[pos + 2 : pos + 2 + size]
             if len(fingerprint) < size:
                 return
+            if size != first:
+                raise ValueError(f"{SCRAPY_SEEN_FILE}, byte {pos}: a record of {size} bytes after ones of {first}: damaged")
             yield fingerprint
             pos += 2 + size
     else:
