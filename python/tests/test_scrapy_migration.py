@@ -85,9 +85,12 @@ def test_a_requests_seen_cut_short_or_not_scrapy_s(tmp_path):
         dupefilter(other)
 
 
-def test_an_import_cut_short_is_done_again(tmp_path):
+def test_an_import_cut_short_is_done_again(tmp_path, monkeypatch):
     """The record of the import is written after the filter has the fingerprints: a crawl
-    killed during the import imports again at its next start."""
+    killed during the import imports again at its next start. (In batches of 7 here.)"""
+    import blockbloom._migrate
+
+    monkeypatch.setattr(blockbloom._migrate, "IMPORT_BATCH", 7)
     job = tmp_path / "job"
     write_requests_seen(job, SEEN_BY_SCRAPY)
     dupefilter(job).close("shutdown")

@@ -7,12 +7,15 @@ and resumed with ``BloomDupeFilter`` must not fetch those requests again. scrapy
 from __future__ import annotations
 
 import os
+from itertools import islice
 from typing import Any, Iterator, Optional
 
 #: Scrapy's ``RFPDupeFilter``'s file in ``JOBDIR``.
 SCRAPY_SEEN_FILE = "requests.seen"
 #: How many bytes of ``requests.seen`` are already in the filter (a decimal number).
 IMPORTED_FILE = "blockbloom.imported"
+#: Fingerprints inserted per call (a file of 10^8 is not held as objects at once).
+IMPORT_BATCH = 100_000
 #: What ``RedisBloomDupeFilter`` logs at its start where its key holds scrapy-redis' set.
 NOT_CARRIED = (
     "blockbloom: %s also holds a set of %d fingerprints from scrapy-redis' RFPDupeFilter, which hashes "
@@ -24,8 +27,8 @@ NOT_CARRIED = (
 def scrapy_fingerprints(data: bytes) -> Iterator[bytes]:
     """The fingerprints in the bytes of a ``requests.seen``: each one's 2-byte big-endian
     length and its bytes (Scrapy 2.19 and later), or one hexadecimal fingerprint per line
-    (earlier releases). A binary file starts with a zero byte (a fingerprint is shorter than 256
-    bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
+    (earlier releases). A binary file starts with a zero byte (a fingerprint is shorter
+    than 256 bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
     ends the binary file, as Scrapy reads it. A line that is not hexadecimal, or a record
     of another length than the first (a damaged length, after which every record would be
     read wrong), is a ``ValueError``: the file is not used."""
@@ -70,12 +73,14 @@ def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
         done = -1
     if not data or len(data) == done:
         return 0
-    fingerprints = list(scrapy_fingerprints(data))
-    if hasattr(seen, "try_reserve"):
-        seen.try_reserve(len(fingerprints))
-        seen.update(fingerprints)
-    else:
-        seen.update(fingerprints, at=at)
+    count, fingerprints = 0, scrapy_fingerprints(data)
+    while batch := list(islice(fingerprints, IMPORT_BATCH)):
+        if hasattr(seen, "try_reserve"):
+            seen.try_reserve(len(batch))
+            seen.update(batch)
+        else:
+            seen.update(batch, at=at)
+        count += len(batch)
     seen.flush()
     part = marker + ".part"
     with open(part, "w") as f:
@@ -83,7 +88,7 @@ def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
         f.flush()
         os.fsync(f.fileno())
     os.replace(part, marker)
-    return len(fingerprints)
+    return count
 
 
 def scrapy_redis_set_size(url: str, key: str, timeout: float) -> int:
