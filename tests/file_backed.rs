@@ -386,8 +386,12 @@ fn growing_chains_reopen_and_refuse_what_they_are_not() {
     let g = GrowableBloomFilter::open_file(&path, 1_000, 0.01).unwrap();
     assert_eq!((g.num_layers(), g.seed()), (3, f.seed()));
     assert!((0..3_500u64).all(|i| g.contains(&i)));
-    // New layers made through one handle reach the other.
-    assert!((3_500..8_000u64).all(|i| f.insert_if_absent(&i) || i > 3_500));
+    // New layers made through one handle reach the other. (Each new key is new but for
+    // a false positive, at most 1% apiece: 45 of 4,500 expected, 100 is past 8 sigma. The
+    // first of them alone was asserted new before: a false positive in 15 of 3,000 chains
+    // so filled, with random seeds, and one CI run failed on it.)
+    let new = (3_500..8_000u64).filter(|i| f.insert_if_absent(i)).count();
+    assert!(new >= 4_400, "{new} of 4,500 new keys taken as new");
     assert_eq!(g.num_layers(), 4);
     assert!(!g.insert_if_absent(&7_999u64));
     drop(f);
