@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from itertools import islice
-from typing import Any, Iterator, Optional
+from typing import Any, BinaryIO, Iterator, Optional
 
 #: Scrapy's ``RFPDupeFilter``'s file in ``JOBDIR``.
 SCRAPY_SEEN_FILE = "requests.seen"
@@ -16,6 +16,8 @@ SCRAPY_SEEN_FILE = "requests.seen"
 IMPORTED_FILE = "blockbloom.imported"
 #: Fingerprints inserted per call (a file of 10^8 is not held as objects at once).
 IMPORT_BATCH = 100_000
+#: Binary records read from the file at a time.
+READ_RECORDS = 65_536
 #: What ``RedisBloomDupeFilter`` logs at its start where its key holds scrapy-redis' set.
 NOT_CARRIED = (
     "blockbloom: %s also holds a set of %d fingerprints from scrapy-redis' RFPDupeFilter, which hashes "
@@ -24,32 +26,37 @@ NOT_CARRIED = (
 )
 
 
-def scrapy_fingerprints(data: bytes) -> Iterator[bytes]:
-    """The fingerprints in the bytes of a ``requests.seen``: each one's 2-byte big-endian
-    length and its bytes (Scrapy 2.19 and later), or one hexadecimal fingerprint per line
-    (earlier releases). A binary file starts with a zero byte (a fingerprint is shorter
-    than 256 bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
+def scrapy_fingerprints(f: BinaryIO) -> Iterator[bytes]:
+    """The fingerprints in a ``requests.seen`` open for reading, read as they are needed
+    (a file of 10^8 is not held in memory): each one's 2-byte big-endian length and its
+    bytes (Scrapy 2.19 and later), or one hexadecimal fingerprint per line (earlier
+    releases). A binary file starts with a zero byte (a fingerprint is shorter than 256
+    bytes), a text one with a hexadecimal digit. A record cut short by an unclean shutdown
     ends the binary file, as Scrapy reads it. A line that is not hexadecimal, or a record
     of another length than the first (a damaged length, after which every record would be
     read wrong), is a ``ValueError``: the file is not used."""
-    if data[:1] == b"\x00":
-        pos, first = 0, int.from_bytes(data[:2], "big")
-        while pos + 2 <= len(data):
-            size = int.from_bytes(data[pos : pos + 2], "big")
-            fingerprint = data[pos + 2 : pos + 2 + size]
-            if len(fingerprint) < size:
-                return
-            if size != first:
-                raise ValueError(f"{SCRAPY_SEEN_FILE}, byte {pos}: a record of {size} bytes after ones of {first}: damaged")
-            yield fingerprint
-            pos += 2 + size
-    else:
-        for n, line in enumerate(data.splitlines(), 1):
+    head = f.read(2)
+    if head[:1] != b"\x00":
+        f.seek(0)
+        for n, line in enumerate(f, 1):
             if line.strip():
                 try:
                     yield bytes.fromhex(line.decode("ascii"))
                 except (UnicodeDecodeError, ValueError):
                     raise ValueError(f"{SCRAPY_SEEN_FILE}, line {n}: not a hexadecimal fingerprint") from None
+        return
+    first = int.from_bytes(head, "big")
+    record, pos = 2 + first, 0
+    block = head + f.read(record * READ_RECORDS - 2)
+    while len(block) >= record:
+        for i in range(0, len(block) - record + 1, record):
+            if block[i : i + 2] != head:
+                size = int.from_bytes(block[i : i + 2], "big")
+                raise ValueError(f"{SCRAPY_SEEN_FILE}, byte {pos + i}: a record of {size} bytes after ones of {first}: damaged")
+            yield block[i + 2 : i + record]
+        done = len(block) - len(block) % record
+        pos += done
+        block = block[done:] + f.read(record * READ_RECORDS)
 
 
 def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
@@ -60,33 +67,34 @@ def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
     done again at the next start). Returns how many fingerprints were read (0 if none
     were new to import). Growing the filter for them can raise ``OSError`` or
     ``MemoryError``: the crawl must not start without them."""
-    try:
-        with open(os.path.join(jobdir, SCRAPY_SEEN_FILE), "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return 0
     marker = os.path.join(jobdir, IMPORTED_FILE)
     try:
-        with open(marker) as f:
-            done = int(f.read().strip() or 0)
+        with open(marker) as m:
+            done = int(m.read().strip() or 0)
     except (FileNotFoundError, ValueError):
         done = -1
-    if not data or len(data) == done:
+    try:
+        f = open(os.path.join(jobdir, SCRAPY_SEEN_FILE), "rb")
+    except FileNotFoundError:
         return 0
-    count, fingerprints = 0, scrapy_fingerprints(data)
-    while batch := list(islice(fingerprints, IMPORT_BATCH)):
-        if hasattr(seen, "try_reserve"):
-            seen.try_reserve(len(batch))
-            seen.update(batch)
-        else:
-            seen.update(batch, at=at)
-        count += len(batch)
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0 or size == done:
+            return 0
+        count, fingerprints = 0, scrapy_fingerprints(f)
+        while batch := list(islice(fingerprints, IMPORT_BATCH)):
+            if hasattr(seen, "try_reserve"):
+                seen.try_reserve(len(batch))
+                seen.update(batch)
+            else:
+                seen.update(batch, at=at)
+            count += len(batch)
     seen.flush()
     part = marker + ".part"
-    with open(part, "w") as f:
-        f.write(f"{len(data)}\n")
-        f.flush()
-        os.fsync(f.fileno())
+    with open(part, "w") as m:
+        m.write(f"{size}\n")
+        m.flush()
+        os.fsync(m.fileno())
     os.replace(part, marker)
     return count
 
