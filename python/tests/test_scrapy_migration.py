@@ -158,9 +158,10 @@ def test_a_crawl_paused_with_scrapy_s_dupefilter_resumes_with_blockbloom(site, t
 
 def test_scrapy_redis_fingerprints_under_the_key_are_named_at_the_start(redis_url, caplog):
     """scrapy-redis' RFPDupeFilter keeps a set of its own fingerprints under the key the
-    Redis dupefilter names its filter by. They cannot be carried over (scrapy-redis hashes
-    a request without its headers, Scrapy's fingerprint with them), so the dupefilter says
-    at its start how many requests will be fetched once more, in the log and the stats."""
+    Redis dupefilter names its filter by. Keyed by Scrapy's fingerprint (the default:
+    scrapy-redis hashes a request without its headers, Scrapy with them), the dupefilter
+    cannot carry them over, and says at its start how many requests will be fetched once
+    more, and how to carry them over, in the log and the stats."""
     redis = pytest.importorskip("redis")
     dupefilter_module = pytest.importorskip("scrapy_redis.dupefilter")
     from blockbloom.scrapy import RedisBloomDupeFilter
@@ -173,6 +174,7 @@ def test_scrapy_redis_fingerprints_under_the_key_are_named_at_the_start(redis_ur
     assert stats.values["blockbloom/scrapy_redis_fingerprints_not_carried"] == 3
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and "3 fingerprints from scrapy-redis" in warnings[0], warnings
+    assert 'BLOCKBLOOM_FINGERPRINT = "scrapy-redis"' in warnings[0]
     assert not df.request_seen(REQUESTS[0]), "another hash: new to the filter"
     # No set under the key (the filter's own keys are others): nothing said.
     caplog.clear()
@@ -180,3 +182,124 @@ def test_scrapy_redis_fingerprints_under_the_key_are_named_at_the_start(redis_ur
     RedisBloomDupeFilter(redis_url, "other:dupefilter", fingerprinter=FINGERPRINTER, stats=stats)
     assert "blockbloom/scrapy_redis_fingerprints_not_carried" not in stats.values
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_scrapy_redis_own_hash_is_scrapy_redis_fingerprint():
+    dupefilter_module = pytest.importorskip("scrapy_redis.dupefilter")
+    from blockbloom._migrate import scrapy_redis_fingerprint
+
+    old = dupefilter_module.RFPDupeFilter(None, "k")
+    requests = [
+        Request("http://example.com/a?b=2&a=1#frag"),
+        Request("HTTP://Example.COM/%7euser/ä?q=a b"),
+        Request("http://example.com/form", method="POST", body=b"x=1&y=\xff"),
+        Request("http://example.com/a?a=1&b=2", headers={"Accept-Language": "fr"}),  # the first
+    ]
+    for r in requests:
+        assert scrapy_redis_fingerprint(r).hex() == old.request_fingerprint(r), r
+    assert len({scrapy_redis_fingerprint(r) for r in requests}) == 3  # no fragment, sorted, no headers
+
+
+@pytest.mark.parametrize("server", ["redis_url", "module_redis_url"], ids=["functions", "module"])
+def test_scrapy_redis_set_carried_over(server, request, caplog):
+    """Keyed by scrapy-redis' hash (``BLOCKBLOOM_FINGERPRINT = "scrapy-redis"``), the
+    dupefilter puts scrapy-redis' set in the filter at its start: what scrapy-redis saw
+    stays seen. Once (again after the set changed); a process keyed by Scrapy's fingerprint
+    is refused on that filter, and the other way round; ``clear`` deletes the set as
+    scrapy-redis' own ``clear`` does; a set that is not scrapy-redis' is refused."""
+    redis = pytest.importorskip("redis")
+    dupefilter_module = pytest.importorskip("scrapy_redis.dupefilter")
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    url = request.getfixturevalue(server)
+    r = redis.Redis.from_url(url)
+    old = dupefilter_module.RFPDupeFilter(r, "docs:dupefilter")
+    assert not any(old.request_seen(q) for q in SEEN_BY_SCRAPY)
+
+    def carrying(key="docs:dupefilter", **kwargs):
+        stats = Stats()
+        return RedisBloomDupeFilter(url, key, stats=stats, fingerprint="scrapy-redis", **kwargs), stats
+
+    df, stats = carrying()
+    assert stats.values["blockbloom/imported_fingerprints"] == 1000
+    assert "not_carried" not in str(stats.values)
+    assert all(df.request_seen(q) for q in SEEN_BY_SCRAPY)
+    assert sum(df.request_seen(q) for q in REQUESTS[1000:]) <= 1  # new (1e-5 false positives)
+    df, stats = carrying()
+    assert "blockbloom/imported_fingerprints" not in stats.values, "imported twice"
+    extra = [Request(f"http://127.0.0.1/more/{i}") for i in range(10)]
+    assert not any(old.request_seen(q) for q in extra)  # scrapy-redis ran again: the set grew
+    df, stats = carrying()
+    assert stats.values["blockbloom/imported_fingerprints"] == 1010
+    assert all(df.request_seen(q) for q in extra)
+    # Keyed by Scrapy's fingerprint, every request would be new: refused, and the other way round.
+    with pytest.raises(ValueError, match="keyed by BLOCKBLOOM_FINGERPRINT = 'scrapy-redis'"):
+        RedisBloomDupeFilter(url, "docs:dupefilter", fingerprinter=FINGERPRINTER)
+    RedisBloomDupeFilter(url, "b:dupefilter", fingerprinter=FINGERPRINTER).request_seen(REQUESTS[0])
+    with pytest.raises(ValueError, match="keyed by BLOCKBLOOM_FINGERPRINT = 'scrapy'"):
+        carrying("b:dupefilter")
+    df.clear()
+    assert not r.exists("docs:dupefilter"), "scrapy-redis' set is cleared with the filter"
+    r.sadd("c:dupefilter", "not a fingerprint")
+    with pytest.raises(ValueError, match="c:dupefilter: a member of the set is not a hexadecimal fingerprint"):
+        carrying("c:dupefilter")
+
+
+def test_an_expiring_filter_keeps_the_record_of_its_fingerprint(redis_url):
+    """An expiring filter forgets the record of whose fingerprints it holds as it forgets
+    requests: the dupefilter makes it again every eighth of its window while requests
+    come, so a process keyed by the other is refused as long as the requests are seen."""
+    pytest.importorskip("redis")
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    # (Times in the past: a filter takes none past this machine's clock.)
+    t, window = time.time() - 3600, 60
+    for key, renewed in (("renewed:dupefilter", True), ("idle:dupefilter", False)):
+        url = redis_url
+        df = RedisBloomDupeFilter(url, key, fingerprint="scrapy-redis", expire_after=window, clock=t)
+        df.request_seen(REQUESTS[0])
+        if renewed:
+            df.clock = t + 30
+            df.request_seen(REQUESTS[1])
+        # At t + 85 the record made at t is forgotten (by 4/3 (W + 1 s)), one made at t + 30 not.
+        later = t + 85
+        if renewed:
+            with pytest.raises(ValueError, match="keyed by BLOCKBLOOM_FINGERPRINT = 'scrapy-redis'"):
+                RedisBloomDupeFilter(url, key, fingerprinter=FINGERPRINTER, expire_after=window, clock=later)
+        else:
+            RedisBloomDupeFilter(url, key, fingerprinter=FINGERPRINTER, expire_after=window, clock=later)
+
+
+def test_a_scrapy_redis_crawl_goes_on_with_blockbloom(site, tmp_path, redis_url):  # noqa: F811
+    """A scrapy-redis crawl of the docs stopped after 200 pages with scrapy-redis' own
+    dupefilter, its queue kept in Redis, and finished with ``RedisBloomDupeFilter`` keyed
+    by scrapy-redis' hash: no page fetched twice."""
+    pytest.importorskip("scrapy_redis")
+    scheduler = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "SCHEDULER_PERSIST": True,
+        "REDIS_URL": redis_url,
+        "SCHEDULER_IDLE_BEFORE_CLOSE": 1,
+    }
+    first, _, _ = crawl(
+        site,
+        tmp_path,
+        "scrapy-redis",
+        {**scheduler, "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter", "CLOSESPIDER_PAGECOUNT": 200},
+    )
+    assert 150 <= len(first) < 400
+    second, stats, _ = crawl(
+        site,
+        tmp_path,
+        "bloom",
+        {
+            **scheduler,
+            "DUPEFILTER_CLASS": "blockbloom.scrapy.RedisBloomDupeFilter",
+            "BLOCKBLOOM_FINGERPRINT": "scrapy-redis",
+        },
+    )
+    runs = Counter(first + second)
+    print(f"\nscrapy-redis' dupefilter, then blockbloom's: {len(first)} + {len(second)} pages")
+    assert all(n == 1 for n in runs.values()), "a page fetched twice across the runs"
+    assert len(runs) > 490, "the second crawl did not finish the site"
+    assert stats["blockbloom/imported_fingerprints"] > len(first)

@@ -38,7 +38,9 @@ gives both), ``BLOCKBLOOM_FPR`` (the rate of requests
 wrongly taken as seen, default 1e-5),
 ``BLOCKBLOOM_LOCAL_FRONT`` (Redis only, without expiry: requests a process remembers in
 memory to skip round trips for its repeats; 0 turns it off), ``BLOCKBLOOM_REDIS_TIMEOUT`` (Redis only: seconds to connect and to wait
-for a reply before a request is taken as new, default 5), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
+for a reply before a request is taken as new, default 5), ``BLOCKBLOOM_FINGERPRINT`` (Redis
+only: ``"scrapy"``, the default, or ``"scrapy-redis"`` to key requests by scrapy-redis' hash
+and carry its dupefilter's set over), ``DUPEFILTER_DEBUG``; stats ``dupefilter/filtered`` as Scrapy's own, and
 ``blockbloom/redis_errors`` (requests taken as new because Redis could not answer), and
 ``blockbloom/requests_past_capacity`` (requests decided while the in-process filter could
 not grow: logged as an error, see ``BloomDupeFilter.request_seen``), and for an expiring
@@ -53,7 +55,6 @@ import math
 import os
 import time
 from typing import Any, Literal, Optional
-from urllib.parse import quote, urlsplit, urlunsplit
 
 from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
@@ -66,52 +67,24 @@ from . import (
     RedisExpiringBloomFilter,
     StateLost,
 )
-from ._migrate import NOT_CARRIED, SCRAPY_SEEN_FILE, import_scrapy_seen, scrapy_redis_set_size
+from ._migrate import (
+    FINGERPRINTS,
+    NOT_CARRIED,
+    SCRAPY_SEEN_FILE,
+    ScrapyRedisFingerprinter,
+    delete_scrapy_redis_set,
+    import_scrapy_redis_set,
+    import_scrapy_seen,
+    mark_fingerprint,
+    scrapy_redis_set_size,
+)
+from ._settings import capacity_setting, expire_after_setting, fingerprint_setting, redis_url, test_clock_setting
 
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_FPR = 1e-5
 DEFAULT_LOCAL_FRONT = 100_000
 DEFAULT_REDIS_TIMEOUT = 5.0
 STATE_FILE = "blockbloom.seen"
-
-
-def redis_url(settings: Any) -> str:
-    """The URL of the Redis server scrapy-redis' scheduler uses under ``settings``: the
-    settings it reads (``REDIS_URL``, ``REDIS_HOST``, ``REDIS_PORT``, ``REDIS_DB``,
-    ``REDIS_PARAMS``), read as it does (redis-py's defaults, ``REDIS_*`` over
-    ``REDIS_PARAMS``, the URL's own parts over both)."""
-    params: dict[str, Any] = {"host": "localhost", "port": 6379}
-    params.update(settings.getdict("REDIS_PARAMS"))
-    for setting, param in (("REDIS_URL", "url"), ("REDIS_HOST", "host"), ("REDIS_PORT", "port"), ("REDIS_DB", "db")):
-        value = settings.get(setting)
-        if value:
-            params[param] = value
-    user, password, db = params.get("username"), params.get("password"), params.get("db")
-    # `user:password@` of a URL, quoted; empty without a password.
-    auth = "" if password is None else f"{quote(str(user or ''), safe='')}:{quote(str(password), safe='')}@"
-    url = params.get("url")
-    if url:
-        parts = urlsplit(str(url))
-        if parts.scheme in ("redis", "rediss"):
-            netloc = parts.netloc if "@" in parts.netloc else auth + parts.netloc
-            path = parts.path
-            if path in ("", "/") and "db=" not in parts.query and db is not None:
-                path = f"/{int(db)}"
-            url = urlunsplit(parts._replace(netloc=netloc, path=path))
-        return str(url)
-    db = int(db or 0)
-    if params.get("unix_socket_path"):
-        query = f"db={db}"
-        if password is not None:
-            query += f"&pass={quote(str(password), safe='')}"
-        if user:
-            query += f"&user={quote(str(user), safe='')}"
-        return f"unix://{quote(str(params['unix_socket_path']))}?{query}"
-    host = str(params["host"])
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"  # an IPv6 address
-    scheme = "rediss" if params.get("ssl") else "redis"
-    return f"{scheme}://{auth}{host}:{int(params['port'])}/{db}"
 
 
 class _LogMixin:
@@ -195,61 +168,6 @@ class _LogMixin:
         )
 
 
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_COUNT_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-
-
-def _scaled(value: Any, suffixes: dict) -> float:
-    """A setting's number, times its suffix's factor if it ends in one of ``suffixes``
-    (``"30d"``, ``"10M"``, as the CLI takes them); NaN if it is not a number."""
-    text = str(value).strip()
-    scale = suffixes.get(text[-1:])
-    try:
-        return float(text[:-1] if scale else text) * (scale or 1.0)
-    except ValueError:
-        return float("nan")
-
-
-def _capacity(settings: Any, default: int) -> int:
-    """``BLOCKBLOOM_CAPACITY``: a whole number of requests, written as the CLI's
-    ``--capacity`` takes it too (``"10M"``, ``"1e8"``, ``"500k"``); anything else, 0
-    included, is a ``ValueError`` naming the setting."""
-    value = settings.get("BLOCKBLOOM_CAPACITY", default)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value  # exact, past 2^53 too
-    count = -1.0 if isinstance(value, bool) else _scaled(value, _COUNT_SUFFIXES)
-    if not 1.0 <= count < 1.8e19 or count != int(count):
-        raise ValueError(
-            f"BLOCKBLOOM_CAPACITY: not a whole number of requests >= 1: {value!r} (like "
-            "1000000, 10M or 1e8)"
-        )
-    return int(count)
-
-
-def _expire_after(settings: Any) -> Optional[float]:
-    """``BLOCKBLOOM_EXPIRE_AFTER`` in seconds: a number of seconds, or a duration as the
-    CLI's ``--expire-after`` takes it (``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``); 0 or
-    unset: never forget. Anything else is a ``ValueError`` naming the setting."""
-    value = settings.get("BLOCKBLOOM_EXPIRE_AFTER")
-    if value is None or value == "":
-        return None
-    seconds = _scaled(value, _UNITS)
-    if not 0.0 <= seconds < float("inf"):
-        raise ValueError(
-            f"BLOCKBLOOM_EXPIRE_AFTER: not a duration: {value!r} (seconds, or with a unit: "
-            "30d, 12h, 90m, 45s; 0 to never forget)"
-        )
-    return seconds or None
-
-
-def _test_clock(settings: Any) -> Optional[float]:
-    """``BLOCKBLOOM_TEST_CLOCK``: for tests only, the time (seconds since 1970) an expiring
-    filter works at instead of now, so that a test of the window does not depend on how
-    fast its crawls run. Unset in production."""
-    value = settings.get("BLOCKBLOOM_TEST_CLOCK")
-    return None if value is None else float(value)
-
-
 class BloomDupeFilter(_LogMixin, BaseDupeFilter):
     """Scrapy's duplicate filter on a growable blockbloom filter of request fingerprints, or,
     with ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``), on an expiring one: a request is
@@ -319,12 +237,12 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
         return cls(
             job_dir(s),
             s.getbool("DUPEFILTER_DEBUG"),
-            capacity=_capacity(s, DEFAULT_CAPACITY),
+            capacity=capacity_setting(s, DEFAULT_CAPACITY),
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
-            expire_after=_expire_after(s),
-            clock=_test_clock(s),
+            expire_after=expire_after_setting(s),
+            clock=test_clock_setting(s),
             arrival=s.get("BLOCKBLOOM_ARRIVAL", "steady"),
         )
 
@@ -386,11 +304,17 @@ class BloomDupeFilter(_LogMixin, BaseDupeFilter):
 
 
 class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
-    """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter`` (whose set of fingerprints,
-    hashed its own way, is not carried over: a warning at the start gives its size): one
-    blockbloom filter in Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default
-    ``<spider>:dupefilter``), shared by every crawler process; at most one process
-    enqueues any request. With
+    """A drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``: one blockbloom filter in
+    Redis per spider (key ``SCHEDULER_DUPEFILTER_KEY``, default ``<spider>:dupefilter``),
+    shared by every crawler process; at most one process enqueues any request.
+
+    Requests are keyed by the crawler's request fingerprinter, or with ``fingerprint=
+    "scrapy-redis"`` (``BLOCKBLOOM_FINGERPRINT``) by scrapy-redis' own hash: the set of
+    fingerprints scrapy-redis' dupefilter left under the key is then put in the filter at
+    the start (again only if it changed), so a crawl begun with it goes on without fetching
+    those requests again. The filter records which hash it holds: a process set to the
+    other is refused at its start (``ValueError``). Keyed by Scrapy's fingerprint, a warning
+    at the start gives the size of a set it does not carry over. With
     ``expire_after`` (``BLOCKBLOOM_EXPIRE_AFTER``: seconds, or ``"30d"``) the filter is a
     ``RedisExpiringBloomFilter``: a request is a duplicate only if some process saw it
     within the last ``expire_after`` seconds (it is forgotten at most a third later with
@@ -415,22 +339,38 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         stats: Any = None,
         clock: Optional[float] = None,
         arrival: Literal["steady", "worst_burst"] = "steady",
+        fingerprint: Literal["scrapy", "scrapy-redis"] = "scrapy",
     ) -> None:
         self._init_log(debug, stats)
         self.url, self.key = url, key
         self._arrival = arrival
         #: For tests: the time (seconds since 1970) an expiring filter works at, else now.
         self.clock = clock
-        self.fingerprinter = fingerprinter
+        if fingerprint not in FINGERPRINTS:
+            raise ValueError(f"fingerprint: {fingerprint!r} is neither \"scrapy\" nor \"scrapy-redis\"")
+        self._fingerprint = fingerprint
+        self.fingerprinter = ScrapyRedisFingerprinter() if fingerprint == "scrapy-redis" else fingerprinter
         self._params = (capacity, fpr, local_front or None, timeout, expire_after or None)
+        # When the filter last recorded whose fingerprints it holds (an expiring one forgets it).
+        self._marked_at = time.time() if clock is None else clock
         # While Redis cannot answer: the fingerprints let through meanwhile.
         self._failing = False
         self._let_through: set[bytes] = set()
         # Whether this process asked the filter anything, and reported its estimates.
         self._asked = self._reported = False
         self.seen: Optional[RedisBloomFilter | RedisExpiringBloomFilter] = self._open()
-        left = scrapy_redis_set_size(url, key, timeout)
-        if left:
+        if fingerprint == "scrapy-redis":
+            size, imported = import_scrapy_redis_set(self.seen, url, key, timeout, clock)
+            if imported:
+                self.logger.info(
+                    "blockbloom: %d fingerprints of scrapy-redis' set %s are in the filter; delete the set "
+                    "to free its memory (kept, it is imported again at a start after it changed)",
+                    imported,
+                    key,
+                )
+                if self.stats is not None:
+                    self.stats.set_value("blockbloom/imported_fingerprints", imported)
+        elif left := scrapy_redis_set_size(url, key, timeout):
             self.logger.warning(NOT_CARRIED, key, left)
             if self.stats is not None:
                 self.stats.set_value("blockbloom/scrapy_redis_fingerprints_not_carried", left)
@@ -444,6 +384,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             )
         else:
             seen = RedisBloomFilter(self.url, self.key, capacity, fpr, local_front=front, timeout=timeout)
+        mark_fingerprint(seen, self._fingerprint, self.key, self.clock)
         if self.stats is not None:
             self.stats.set_value("blockbloom/redis_module", int(seen.uses_module))
         self.logger.info(
@@ -459,9 +400,11 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         scrapy-redis' scheduler uses (``redis_url``), under ``SCHEDULER_DUPEFILTER_KEY``,
         with ``BLOCKBLOOM_CAPACITY``, ``BLOCKBLOOM_FPR``, ``BLOCKBLOOM_LOCAL_FRONT``,
         ``BLOCKBLOOM_REDIS_TIMEOUT``, ``BLOCKBLOOM_EXPIRE_AFTER`` (seconds, or ``"30d"``,
-        ``"12h"``; 0 or unset: never forget), ``BLOCKBLOOM_ARRIVAL`` and ``DUPEFILTER_DEBUG``. A filter already in Redis with another
-        capacity, rate or window (or one that expires, asked for one that does not, and
-        the other way round) is a ``RedisError``: the crawl does not start."""
+        ``"12h"``; 0 or unset: never forget), ``BLOCKBLOOM_ARRIVAL``,
+        ``BLOCKBLOOM_FINGERPRINT`` and ``DUPEFILTER_DEBUG``. A filter already in Redis with
+        another capacity, rate or window (or one that expires, asked for one that does not,
+        and the other way round) is a ``RedisError``, one keyed by the other fingerprint a
+        ``ValueError``: the crawl does not start."""
         s = crawler.settings
         name = spider_name or (crawler.spider.name if crawler.spider else "scrapy")
         key = s.get("SCHEDULER_DUPEFILTER_KEY", "%(spider)s:dupefilter") % {"spider": name}
@@ -469,15 +412,16 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             redis_url(s),
             key,
             s.getbool("DUPEFILTER_DEBUG"),
-            capacity=_capacity(s, 10 * DEFAULT_CAPACITY),
+            capacity=capacity_setting(s, 10 * DEFAULT_CAPACITY),
             fpr=s.getfloat("BLOCKBLOOM_FPR", DEFAULT_FPR),
             local_front=s.getint("BLOCKBLOOM_LOCAL_FRONT", DEFAULT_LOCAL_FRONT),
             timeout=s.getfloat("BLOCKBLOOM_REDIS_TIMEOUT", DEFAULT_REDIS_TIMEOUT),
-            expire_after=_expire_after(s),
+            expire_after=expire_after_setting(s),
             fingerprinter=crawler.request_fingerprinter,
             stats=crawler.stats,
-            clock=_test_clock(s),
+            clock=test_clock_setting(s),
             arrival=s.get("BLOCKBLOOM_ARRIVAL", "steady"),
+            fingerprint=fingerprint_setting(s),
         )
         # scrapy-redis' scheduler never calls `close`: report at the spider's close too.
         crawler.signals.connect(df.report_false_positives, signal=signals.spider_closed)
@@ -525,8 +469,12 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         if isinstance(self.seen, RedisExpiringBloomFilter):
             try:
                 self._check_rate_every(self.seen, self.clock)
+                now = time.time() if self.clock is None else self.clock
+                if now - self._marked_at >= self.seen.expire_after / 8:
+                    self._marked_at = now
+                    mark_fingerprint(self.seen, self._fingerprint, self.key, self.clock, check=False)
             except RedisError:
-                pass  # a reading for the stats only: the next one comes later
+                pass  # a reading for the stats, or a record made again: the next one comes later
         if self._failing:
             self.logger.warning(
                 "blockbloom: Redis answers again for %s (%d requests taken as new meanwhile)",
@@ -553,16 +501,20 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             # The filter in Redis was lost (restart, eviction, FLUSHALL) and is re-armed:
             # the request is decided again there (requests seen before may be fetched again).
             self.logger.warning("blockbloom: the filter %s in Redis was lost and re-armed", self.key)
+            mark_fingerprint(seen, self._fingerprint, self.key, self.clock, check=False)
             return not claim()
 
     def clear(self) -> None:
         """Deletes the filter in Redis (scrapy-redis' scheduler calls it on close when
         ``SCHEDULER_PERSIST`` is false, and on start with ``SCHEDULER_FLUSH_ON_START``); the
         next request opens an empty one. At the end of a crawl its estimates are reported
-        first (``report_false_positives``)."""
+        first (``report_false_positives``). Keyed by scrapy-redis' hash, scrapy-redis' set
+        under the key is deleted too, as its own dupefilter's ``clear`` deletes it."""
         self.report_false_positives()
         self.seen = None
         RedisBloomFilter.delete(self.url, self.key)
+        if self._fingerprint == "scrapy-redis":
+            delete_scrapy_redis_set(self.url, self.key, self._params[3])
 
     def report_false_positives(self, *_: Any, **__: Any) -> None:
         """Once per crawl that asked the filter anything: the shared filter's estimated new
