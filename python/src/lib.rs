@@ -42,6 +42,7 @@ fn _blockbloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RedisExpiringBloomFilter>()?;
     m.add_function(wrap_pyfunction!(url::canonicalize_url, m)?)?;
     m.add_function(wrap_pyfunction!(url::request_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(url::scrapy_redis_request_fingerprint, m)?)?;
     // `canonicalize_url(..., encoding=...)` decodes bytes as w3lib does: undecodable bytes
     // as `%XX`.
     m.py().import("codecs")?.call_method1(

@@ -245,18 +245,7 @@ pub(crate) fn request_fingerprint<'py>(
     if keep_fragments {
         urls = urls.keep_fragments();
     }
-    let body = match body {
-        None => Vec::new(),
-        Some(b) if b.is_instance_of::<PyString>() || b.is_instance_of::<PyBytes>() => {
-            header_values(b)?.concat()
-        }
-        Some(b) => {
-            return Err(PyTypeError::new_err(format!(
-                "body must be a str or bytes, not {}",
-                b.get_type().name()?
-            )))
-        }
-    };
+    let body = body_bytes(body)?;
     let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     if let Some(h) = headers {
         for (name, value) in h.iter() {
@@ -276,6 +265,40 @@ pub(crate) fn request_fingerprint<'py>(
     let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(n, v)| (&n[..], &v[..])).collect();
     let include: Vec<&[u8]> = include.iter().map(|n| &n[..]).collect();
     let fp = blockbloom::url::request_fingerprint_with(method, url, &body, &pairs, &include, &urls)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &fp))
+}
+
+/// A request's body as bytes: none, `bytes`, or a `str` encoded as UTF-8.
+fn body_bytes(body: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
+    match body {
+        None => Ok(Vec::new()),
+        Some(b) if b.is_instance_of::<PyString>() || b.is_instance_of::<PyBytes>() => {
+            Ok(header_values(b)?.concat())
+        }
+        Some(b) => Err(PyTypeError::new_err(format!(
+            "body must be a str or bytes, not {}",
+            b.get_type().name()?
+        ))),
+    }
+}
+
+/// scrapy-redis' request fingerprint (20 bytes, `RFPDupeFilter.request_fingerprint`, whose
+/// set holds their hexadecimal digits) of `Request(url, method=method, body=body)`:
+/// Scrapy's without the headers' field, the key of `RedisBloomDupeFilter` with
+/// `BLOCKBLOOM_FINGERPRINT = "scrapy-redis"`. Raises `ValueError` where Scrapy's `Request`
+/// does; `w3lib` as in `canonicalize_url`.
+#[pyfunction]
+#[pyo3(signature = (url, method = "GET", body = None, *, w3lib = "2.6"), text_signature = "(url, method='GET', body=b'', *, w3lib='2.6')")]
+pub(crate) fn scrapy_redis_request_fingerprint<'py>(
+    py: Python<'py>,
+    url: &str,
+    method: &str,
+    body: Option<&Bound<'py, PyAny>>,
+    w3lib: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let urls = blockbloom::url::UrlCanonicalizer::new().w3lib(w3lib_version(w3lib)?);
+    let fp = blockbloom::url::scrapy_redis_request_fingerprint(method, url, &body_bytes(body)?, &urls)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &fp))
 }

@@ -285,3 +285,29 @@ def test_the_w3lib_release_is_chosen_by_name():
             blockbloom.canonicalize_url(url, w3lib=bad)
         with pytest.raises(ValueError, match="2.5 and 2.6"):
             blockbloom.request_fingerprint(url, w3lib=bad)
+
+
+def test_scrapy_redis_request_fingerprints_are_scrapy_redis():
+    """The key of ``RedisBloomDupeFilter`` with ``BLOCKBLOOM_FINGERPRINT = "scrapy-redis"``,
+    for a Rust crawler sharing its filter: scrapy-redis' own, live, and the dupefilter's."""
+    dupefilter = pytest.importorskip("scrapy_redis.dupefilter").RFPDupeFilter(None, "k")
+    from blockbloom._migrate import scrapy_redis_fingerprint
+
+    rng = random.Random(8)
+    requests = [(u, "GET", b"") for u in doc_links()[::50]]
+    requests += [(random_url(rng), rng.choice(["GET", "post", "Put"]), rng.choice([b"", b"a=1", "\u00e9", b"\xff\x00"]))
+                 for _ in range(5_000)]
+    ours = functools.partial(blockbloom.scrapy_redis_request_fingerprint, w3lib=W3LIB)
+    compared = 0
+    for url, method, body in requests:
+        try:
+            request = Request(url, method=method, body=body)
+            theirs = dupefilter.request_fingerprint(request)
+        except ValueError:
+            with pytest.raises(ValueError):
+                ours(url, method, body)
+            continue
+        assert ours(url, method, body).hex() == theirs == scrapy_redis_fingerprint(request).hex(), (url, method, body)
+        assert ours(url, method, body) != request_fingerprint(url, method, body)
+        compared += 1
+    assert compared > 3_000

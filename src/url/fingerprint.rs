@@ -1,5 +1,7 @@
 //! Scrapy's request fingerprint (`scrapy.utils.request.fingerprint`, Scrapy ≥ 2.7): SHA-1
-//! over a JSON object of the canonical URL, the method and the body.
+//! over a JSON object of the canonical URL, the method and the body (and the headers asked
+//! for); and scrapy-redis' (its `RFPDupeFilter.request_fingerprint`), the same object
+//! without the headers' field.
 
 use core::fmt::Write;
 
@@ -68,6 +70,51 @@ pub fn request_fingerprint_with(
     include_headers: &[&[u8]],
     urls: &UrlCanonicalizer,
 ) -> Result<[u8; 20], InvalidUrl> {
+    fingerprint(method, url, body, Some((headers, include_headers)), urls)
+}
+
+/// The 20 bytes scrapy-redis' `RFPDupeFilter` keys a `Request(url, method, body=body)` by
+/// (their hexadecimal digits are the members of its set): the key of
+/// `RedisBloomDupeFilter` with `BLOCKBLOOM_FINGERPRINT = "scrapy-redis"`, for a Rust
+/// crawler sharing such a filter. SHA-1 over the JSON object of
+/// [`request_fingerprint`] without its `headers` field (so never equal to Scrapy's): the
+/// URL made canonical by `urls` (a fragment dropped, unless
+/// [`keep_fragments`](UrlCanonicalizer::keep_fragments), which scrapy-redis never asks for;
+/// [`w3lib`](UrlCanonicalizer::w3lib) the w3lib beside the spiders).
+///
+/// ```
+/// use blockbloom::url::{request_fingerprint, scrapy_redis_request_fingerprint, UrlCanonicalizer};
+///
+/// let urls = UrlCanonicalizer::new();
+/// let fp = scrapy_redis_request_fingerprint("GET", "http://example.com/a?y=2&x=1#top", b"", &urls)?;
+/// // scrapy-redis' set holds it as hexadecimal digits (scrapy-redis 0.9.1 gives these):
+/// let member = fp.iter().map(|b| format!("{b:02x}")).collect::<String>();
+/// assert_eq!(member, "e4207724894a004b843782174d422a1a795c1cb3");
+/// assert_eq!(fp, scrapy_redis_request_fingerprint("get", "http://EXAMPLE.com/a?x=1&y=2", b"", &urls)?);
+/// assert_ne!(fp, request_fingerprint("GET", "http://example.com/a?x=1&y=2", b"")?);
+/// # Ok::<(), blockbloom::url::InvalidUrl>(())
+/// ```
+///
+/// # Errors
+/// As [`request_fingerprint`].
+pub fn scrapy_redis_request_fingerprint(
+    method: &str,
+    url: &str,
+    body: &[u8],
+    urls: &UrlCanonicalizer,
+) -> Result<[u8; 20], InvalidUrl> {
+    fingerprint(method, url, body, None, urls)
+}
+
+/// The fingerprints' JSON object and its SHA-1: with a `headers` field (Scrapy's, of the
+/// headers given and the names to include) or without one (scrapy-redis').
+fn fingerprint(
+    method: &str,
+    url: &str,
+    body: &[u8],
+    headers: Option<(&[(&[u8], &[u8])], &[&[u8]])>,
+    urls: &UrlCanonicalizer,
+) -> Result<[u8; 20], InvalidUrl> {
     let safe = safe_url_string(url, urls.w3lib_version())?;
     if !safe.contains("://") && !safe.starts_with("about:") && !safe.starts_with("data:") {
         return Err(InvalidUrl(
@@ -79,9 +126,23 @@ pub fn request_fingerprint_with(
     let mut json = String::with_capacity(canonical.len() + 2 * body.len() + 64);
     json.push_str("{\"body\": \"");
     push_hex(body, &mut json);
-    json.push_str("\", \"headers\": {");
-    // {hex(lower-cased name): [hex(value), ...]} for each included name the request has,
-    // by key.
+    json.push('"');
+    if let Some((headers, include_headers)) = headers {
+        json.push_str(", \"headers\": {");
+        push_headers(headers, include_headers, &mut json);
+        json.push('}');
+    }
+    json.push_str(", \"method\": ");
+    push_json_string(&method.to_uppercase(), &mut json);
+    json.push_str(", \"url\": ");
+    push_json_string(&canonical, &mut json);
+    json.push('}');
+    Ok(sha1_smol::Sha1::from(json.as_bytes()).digest().bytes())
+}
+
+/// Scrapy's `headers` field's contents: {hex(lower-cased name): [hex(value), ...]} for each
+/// included name the request has, by key.
+fn push_headers(headers: &[(&[u8], &[u8])], include_headers: &[&[u8]], json: &mut String) {
     let mut included: Vec<(String, Vec<&[u8]>)> = Vec::new();
     for name in include_headers {
         let key = hex(&name.to_ascii_lowercase());
@@ -108,17 +169,11 @@ pub fn request_fingerprint_with(
                 json.push_str(", ");
             }
             json.push('"');
-            push_hex(v, &mut json);
+            push_hex(v, json);
             json.push('"');
         }
         json.push(']');
     }
-    json.push_str("}, \"method\": ");
-    push_json_string(&method.to_uppercase(), &mut json);
-    json.push_str(", \"url\": ");
-    push_json_string(&canonical, &mut json);
-    json.push('}');
-    Ok(sha1_smol::Sha1::from(json.as_bytes()).digest().bytes())
 }
 
 /// `bytes.hex()`.

@@ -60,7 +60,9 @@ use core::fmt;
 use core::str::FromStr;
 use std::borrow::Cow;
 
-pub use fingerprint::{request_fingerprint, request_fingerprint_with};
+pub use fingerprint::{
+    request_fingerprint, request_fingerprint_with, scrapy_redis_request_fingerprint,
+};
 pub use strip::{UrlCanonicalizer, TRACKING_PARAMS};
 
 /// Why a URL has no canonical form (w3lib raises `ValueError` for the same inputs): an

@@ -26,6 +26,7 @@ from ._blockbloom import (
     __version__,
     canonicalize_url,
     request_fingerprint,
+    scrapy_redis_request_fingerprint,
 )
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "__version__",
     "canonicalize_url",
     "request_fingerprint",
+    "scrapy_redis_request_fingerprint",
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "__version__",
     "canonicalize_url",
     "request_fingerprint",
+    "scrapy_redis_request_fingerprint",
 ]
 
 __version__: str
@@ -56,6 +57,9 @@ def request_fingerprint(
 ) -> bytes:
     """Scrapy's request fingerprint of ``Request(url, method=method, body=body, headers=headers)``,
     with ``fingerprint(request, include_headers=..., keep_fragments=...)``'s arguments."""
+
+def scrapy_redis_request_fingerprint(url: str, method: str = "GET", body: Union[str, bytes, None] = b"", *, w3lib: str = "2.6") -> bytes:
+    """scrapy-redis' request fingerprint (its ``RFPDupeFilter``'s, as 20 bytes) of ``Request(url, method=method, body=body)``."""
 
 class SnapshotError(OSError): ...
 class RedisError(ConnectionError): ...
