@@ -106,13 +106,16 @@ pub fn scrapy_redis_request_fingerprint(
     fingerprint(method, url, body, None, urls)
 }
 
+/// A request's headers (name, value) and the names whose values a fingerprint includes.
+type HeadersIncluded<'a> = (&'a [(&'a [u8], &'a [u8])], &'a [&'a [u8]]);
+
 /// The fingerprints' JSON object and its SHA-1: with a `headers` field (Scrapy's, of the
 /// headers given and the names to include) or without one (scrapy-redis').
 fn fingerprint(
     method: &str,
     url: &str,
     body: &[u8],
-    headers: Option<(&[(&[u8], &[u8])], &[&[u8]])>,
+    headers: Option<HeadersIncluded<'_>>,
     urls: &UrlCanonicalizer,
 ) -> Result<[u8; 20], InvalidUrl> {
     let safe = safe_url_string(url, urls.w3lib_version())?;
