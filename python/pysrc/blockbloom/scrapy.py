@@ -360,7 +360,7 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
         self._asked = self._reported = False
         self.seen: Optional[RedisBloomFilter | RedisExpiringBloomFilter] = self._open()
         if fingerprint == "scrapy-redis":
-            size, imported = import_scrapy_redis_set(self.seen, url, key, timeout, clock)
+            _, imported = import_scrapy_redis_set(self.seen, url, key, timeout, clock)
             if imported:
                 self.logger.info(
                     "blockbloom: %d fingerprints of scrapy-redis' set %s are in the filter; delete the set "
