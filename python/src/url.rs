@@ -298,7 +298,8 @@ pub(crate) fn scrapy_redis_request_fingerprint<'py>(
     w3lib: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let urls = blockbloom::url::UrlCanonicalizer::new().w3lib(w3lib_version(w3lib)?);
-    let fp = blockbloom::url::scrapy_redis_request_fingerprint(method, url, &body_bytes(body)?, &urls)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let fp =
+        blockbloom::url::scrapy_redis_request_fingerprint(method, url, &body_bytes(body)?, &urls)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &fp))
 }
