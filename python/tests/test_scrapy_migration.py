@@ -245,6 +245,33 @@ def test_scrapy_redis_set_carried_over(server, request, caplog):
         carrying("c:dupefilter")
 
 
+def test_of_two_processes_started_at_once_with_different_hashes_one_is_refused():
+    """Each reads the filter's record, writes its own, and reads again: the other's record,
+    written between the first read and its own, is found by the second (the record's
+    protocol on a local filter, the other process's write injected at that moment)."""
+    from blockbloom import BloomFilter
+    from blockbloom._migrate import mark_fingerprint
+
+    class OtherWritesFirst:
+        def __init__(self):
+            self.filter, self.injected = BloomFilter(1000, 1e-5), False
+
+        def contains_many(self, keys):
+            return self.filter.contains_many(keys)
+
+        def update(self, keys):
+            if not self.injected:  # the other process's record lands first
+                self.injected = True
+                mark_fingerprint(self.filter, "scrapy-redis", "k", None, check=False)
+            self.filter.update(keys)
+
+    with pytest.raises(ValueError, match="keyed by BLOCKBLOOM_FINGERPRINT = 'scrapy-redis'"):
+        mark_fingerprint(OtherWritesFirst(), "scrapy", "k", None)
+    alone = BloomFilter(1000, 1e-5)
+    mark_fingerprint(alone, "scrapy", "k", None)
+    mark_fingerprint(alone, "scrapy", "k", None)  # again: its own record is no obstacle
+
+
 def test_an_expiring_filter_keeps_the_record_of_its_fingerprint(redis_url):
     """An expiring filter forgets the record of whose fingerprints it holds as it forgets
     requests: the dupefilter makes it again every eighth of its window while requests
