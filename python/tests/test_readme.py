@@ -49,6 +49,17 @@ def test_the_settings_shown_load():
     # "BLOCKBLOOM_FPR = 1e-5  # default": the default it names.
     fpr = re.search(r"^BLOCKBLOOM_FPR = (\S+)\s+# default", shown, re.M)
     assert float(fpr.group(1)) == blockbloom.scrapy.DEFAULT_FPR
+    # A fingerprint setting shown is one the dupefilter takes.
+    from scrapy.settings import Settings
+
+    from blockbloom._settings import fingerprint_setting
+
+    shown_fingerprints = re.findall(r'^BLOCKBLOOM_FINGERPRINT = "([\w-]+)"', shown, re.M)
+    assert shown_fingerprints == ["scrapy-redis"]
+    for value in shown_fingerprints:
+        assert fingerprint_setting(Settings({"BLOCKBLOOM_FINGERPRINT": value})) == value
+    with pytest.raises(ValueError, match="BLOCKBLOOM_FINGERPRINT"):
+        fingerprint_setting(Settings({"BLOCKBLOOM_FINGERPRINT": "scrapy_redis"}))
 
 
 def test_the_url_example_runs():
