@@ -364,7 +364,8 @@ class RedisBloomDupeFilter(_LogMixin, BaseDupeFilter):
             if imported:
                 self.logger.info(
                     "blockbloom: %d fingerprints of scrapy-redis' set %s are in the filter; delete the set "
-                    "to free its memory (kept, it is imported again at a start after it changed)",
+                    "to free its memory (kept, it is imported again at a start after it changed, and with "
+                    "expiry a window later)",
                     imported,
                     key,
                 )
