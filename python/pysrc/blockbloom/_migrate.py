@@ -114,7 +114,10 @@ def import_scrapy_seen(seen: Any, jobdir: str, at: Optional[float]) -> int:
 def scrapy_redis_fingerprint(request: Any) -> bytes:
     """scrapy-redis' ``RFPDupeFilter.request_fingerprint`` of ``request``, as the 20 bytes
     its hexadecimal digits spell: SHA-1 of the method, the canonical URL and the body
-    (Scrapy's fingerprint hashes its headers too, so the two never match)."""
+    (Scrapy's fingerprint hashes its headers too, so the two never match). Made with the
+    w3lib installed, as scrapy-redis makes it beside this process, rather than with
+    ``blockbloom.scrapy_redis_request_fingerprint``, which follows w3lib 2.6 or 2.5 as
+    asked (for processes without w3lib)."""
     data = {"method": to_unicode(request.method), "url": canonicalize_url(request.url), "body": (request.body or b"").hex()}
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).digest()
 
