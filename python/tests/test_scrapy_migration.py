@@ -330,3 +330,17 @@ def test_a_scrapy_redis_crawl_goes_on_with_blockbloom(site, tmp_path, redis_url)
     assert all(n == 1 for n in runs.values()), "a page fetched twice across the runs"
     assert len(runs) > 490, "the second crawl did not finish the site"
     assert stats["blockbloom/imported_fingerprints"] > len(first)
+
+
+def test_a_filter_lost_and_re_armed_records_its_fingerprint_again(redis_url):
+    """The record is in the filter: lost with it (here FLUSHALL), written again when the
+    dupefilter re-arms the filter, so a process keyed the other way is still refused."""
+    redis = pytest.importorskip("redis")
+    from blockbloom.scrapy import RedisBloomDupeFilter
+
+    df = RedisBloomDupeFilter(redis_url, "docs:dupefilter", fingerprint="scrapy-redis", local_front=0)
+    assert not df.request_seen(REQUESTS[0])
+    redis.Redis.from_url(redis_url).flushall()
+    assert not df.request_seen(REQUESTS[1])  # the filter re-armed, the request decided there
+    with pytest.raises(ValueError, match="keyed by BLOCKBLOOM_FINGERPRINT = 'scrapy-redis'"):
+        RedisBloomDupeFilter(redis_url, "docs:dupefilter", fingerprinter=FINGERPRINTER, local_front=0)
